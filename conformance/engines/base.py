@@ -1,0 +1,83 @@
+"""The one adapter interface every engine sits behind; the reference is just another engine.
+
+An adapter declares what it can do (``Capabilities``); the harness reports a case outside those
+capabilities as *unsupported* with the reason, never as a pass. ``read`` returns the table's
+logical rows as Arrow; ``write`` builds a case's table from writer-neutral steps.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Sequence
+
+import pyarrow as pa
+
+from conformance.model import Step, TableRef
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Capabilities:
+    """What an engine claims, per format.
+
+    ``read``/``write``: formats it reads / writes. ``read_features``: per format, the feature
+    names (the spec's table-feature names, or harness names such as ``time-travel``) it reads;
+    ``None`` means "every feature" (the engine itself says when it cannot).
+    ``unsupported_reasons``: per feature, why it is missing (shown in the report).
+    """
+
+    read: frozenset[str] = frozenset()
+    write: frozenset[str] = frozenset()
+    read_features: dict[str, frozenset[str] | None] = field(default_factory=dict)
+    write_steps: dict[str, frozenset[str]] = field(default_factory=dict)  # step class names
+    unsupported_reasons: dict[str, str] = field(default_factory=dict)
+
+    def missing_read_features(self, fmt: str, needed: Sequence[str]) -> list[str]:
+        """The features of ``needed`` this engine does not read for ``fmt``."""
+        have = self.read_features.get(fmt)
+        if have is None:
+            return []
+        return [f for f in needed if f not in have]
+
+
+class Engine(ABC):
+    """An engine adapter."""
+
+    name: str
+
+    @abstractmethod
+    def version(self) -> str:
+        """The engine's version string (library version, or the command's own answer)."""
+
+    @abstractmethod
+    def capabilities(self) -> Capabilities:
+        """What the engine reads and writes."""
+
+    def available(self) -> str | None:
+        """``None`` when usable here, else the reason (missing package, no JVM, ...)."""
+        return None
+
+    def roles(self) -> list[str]:
+        """``reader`` and/or ``writer``."""
+        caps = self.capabilities()
+        return [r for r, fmts in (("reader", caps.read), ("writer", caps.write)) if fmts]
+
+    @abstractmethod
+    def read(
+        self,
+        table: TableRef,
+        *,
+        at: int | None = None,
+        timestamp: str | None = None,
+        columns: Sequence[str] | None = None,
+    ) -> pa.Table:
+        """The table's logical rows at version ``at`` / as of ``timestamp`` (latest if neither)."""
+
+    def write(self, table: TableRef, steps: Sequence[Step]) -> None:
+        """Build a table by running ``steps`` in order (one or more commits each)."""
+        from reference_impl.errors import Unsupported
+
+        raise Unsupported(f"{self.name} does not write tables")
+
+    def close(self) -> None:
+        """Release sessions, connections, JVMs."""

@@ -1,0 +1,226 @@
+"""The core model of the harness, shared by every format: cases, steps, expectations, results.
+
+A *case* is a table with known content: a list of writer-neutral *steps* that build it and the
+*expected* outcome at each version (rows, metadata, or an error of a named kind). A writer engine
+turns the steps into a real table; a reader engine reads it back; the harness compares. Nothing
+here knows about Delta, Iceberg, Paimon or Hudi: format specifics live in the steps' payloads,
+the engines and the reference implementation.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Literal, Mapping
+
+import pyarrow as pa
+
+Status = Literal["pass", "fail", "error", "unsupported", "skip"]
+STATUSES: tuple[Status, ...] = ("pass", "fail", "error", "unsupported", "skip")
+
+
+# --------------------------------------------------------------------------------------------
+# Steps: what a writer does to build a case. Each writer engine implements the ones it can and
+# raises ``Unsupported`` for the rest, which the harness reports as *unsupported* for that writer.
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Step:
+    """Base of every build step."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Create(Step):
+    """Create the table: Arrow schema, partition columns, table properties, table features.
+
+    ``features`` names format features to enable at creation (for Delta the table-feature names
+    of the spec, e.g. ``deletionVectors``, ``columnMapping``); ``protocol`` pins explicit
+    versions (Delta: (minReader, minWriter)) when a case is about a legacy protocol.
+    """
+
+    schema: pa.Schema
+    partition_by: tuple[str, ...] = ()
+    properties: Mapping[str, str] = field(default_factory=dict)
+    features: tuple[str, ...] = ()
+    protocol: tuple[int, int] | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Append(Step):
+    """Insert rows (one commit). ``files`` > 1 splits the rows over that many data files."""
+
+    rows: pa.Table
+    files: int = 1
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Overwrite(Step):
+    """Replace the whole content; a different schema replaces the schema too."""
+
+    rows: pa.Table
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Delete(Step):
+    """Delete the rows matching a SQL predicate (deletion vectors when the table enables them)."""
+
+    where: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Update(Step):
+    """Set columns to SQL expressions on the rows matching a SQL predicate."""
+
+    set: Mapping[str, str]
+    where: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SetProperties(Step):
+    """Change table properties (one metadata commit)."""
+
+    properties: Mapping[str, str]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AddConstraint(Step):
+    """Add a CHECK constraint."""
+
+    name: str
+    expression: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AddColumn(Step):
+    """Add a nullable column at the end of the schema."""
+
+    field: pa.Field
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RenameColumn(Step):
+    """Rename a top-level column (needs column mapping in Delta)."""
+
+    old: str
+    new: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DropColumn(Step):
+    """Drop a top-level column (needs column mapping in Delta)."""
+
+    name: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Optimize(Step):
+    """Compact the live files into one (a dataChange=false rewrite)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Checkpoint(Step):
+    """Write a checkpoint of the current version.
+
+    ``kind``: ``classic`` (single file), ``multipart`` (``parts`` files) or ``v2`` (UUID-named,
+    with ``sidecars`` sidecar files). ``stats``: which stats columns to write.
+    """
+
+    kind: Literal["classic", "multipart", "v2"] = "classic"
+    parts: int = 1
+    sidecars: int = 0
+    stats: tuple[Literal["json", "struct"], ...] = ("json",)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Raw(Step):
+    """Change the table's files directly (negative cases, log layouts no writer API produces).
+
+    Only the reference writer runs raw steps: ``fn(storage)`` gets the table's ``Storage``.
+    """
+
+    fn: Callable[[Any], None]
+    description: str
+
+
+# --------------------------------------------------------------------------------------------
+# Cases and expectations
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Expected:
+    """What a correct reader returns at one version (``None`` = latest).
+
+    Either ``rows`` (compared order-insensitively, types normalised) or ``error`` (the kind a
+    correct reader raises: ``invalid_table`` or ``unsupported``). ``metadata`` holds the
+    format's own facts to check (protocol, partition columns, configuration, ...).
+    """
+
+    version: int | None = None
+    rows: pa.Table | None = None
+    error: Literal["invalid_table", "unsupported"] | None = None
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+    timestamp: str | None = None  # read "as of" this ISO timestamp instead of a version
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Case:
+    """One table with known content, one feature or edge at a time."""
+
+    id: str  # "<format>/<slug>"
+    format: str
+    description: str
+    rules: tuple[str, ...]
+    features: tuple[str, ...] = ()  # reader features the case needs (checked against capabilities)
+    steps: tuple[Step, ...]
+    expected: tuple[Expected, ...]
+    writers: tuple[str, ...] | None = None  # restrict which writers build it (None: any that can)
+    notes: str = ""  # what a reader of the report should know (a known spec ambiguity, ...)
+
+    @property
+    def slug(self) -> str:
+        """The id without the format prefix (used for directory names)."""
+        return self.id.split("/", 1)[1]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TableRef:
+    """Where a built table lives and how to reach it."""
+
+    format: str
+    uri: str
+    storage_options: Mapping[str, str] = field(default_factory=dict)
+
+    def __repr__(self) -> str:  # storage options may hold credentials
+        return f"TableRef(format={self.format!r}, uri={self.uri!r})"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Result:
+    """One cell of the matrix: (case, writer, reader, version) -> status."""
+
+    case: str
+    format: str
+    writer: str
+    reader: str
+    version: int | None
+    status: Status
+    message: str = ""
+    seconds: float = 0.0
+    rules: tuple[str, ...] = ()
+    diff: str = ""  # a minimal diff for a fail, the error for an error
+
+    def to_dict(self) -> dict[str, Any]:
+        """The results.json shape."""
+        return {
+            "case": self.case,
+            "format": self.format,
+            "writer": self.writer,
+            "reader": self.reader,
+            "version": self.version,
+            "status": self.status,
+            "message": self.message,
+            "seconds": round(self.seconds, 4),
+            "rules": list(self.rules),
+            "diff": self.diff,
+        }

@@ -1,0 +1,325 @@
+"""One small file-system interface for tables: local disk and S3, with atomic put-if-absent.
+
+A ``Storage`` is rooted at a table's location; every path it takes is relative to that root and
+uses ``/``. Paths that would leave the root (``..``, absolute paths of another location) are an
+``InvalidTable`` error, so a hostile log can never make the kit read or write outside the table.
+
+Commit safety rests on two primitives:
+* ``put_if_absent``: the whole object appears at once or not at all, and never replaces an
+  existing one (local: write a temp file, then ``os.link`` it, which fails if the name exists;
+  S3: ``PutObject`` with ``If-None-Match: *``).
+* ``write_atomic``: replace-or-create for files that may be overwritten (``_last_checkpoint``),
+  through a temp file and ``os.replace`` (S3 PUTs are atomic by themselves).
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+import tempfile
+import uuid
+from dataclasses import dataclass
+from typing import Iterator, Mapping
+from urllib.parse import unquote, urlparse
+
+from reference_impl.errors import CommitConflict, InvalidTable
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FileInfo:
+    """One listed object: path relative to the storage root, size in bytes, mtime in ms."""
+
+    path: str
+    size: int
+    modification_time: int
+
+
+def normalize_relative(path: str) -> str:
+    """Normalise a root-relative path and refuse one that escapes the root."""
+    if not path:
+        raise InvalidTable("empty path")
+    if path.startswith("/") or "\\" in path or "\x00" in path:
+        raise InvalidTable(f"path {path!r} is not relative to the table root")
+    norm = posixpath.normpath(path)
+    if norm == ".." or norm.startswith("../"):
+        raise InvalidTable(f"path {path!r} escapes the table root")
+    return norm
+
+
+class Storage:
+    """The interface; see ``LocalStorage`` and ``S3Storage``."""
+
+    root: str  # URI of the root, without trailing slash
+
+    def read(self, path: str) -> bytes:  # pragma: no cover - interface
+        """Whole object; ``FileNotFoundError`` if absent."""
+        raise NotImplementedError
+
+    def list(self, prefix: str) -> list[FileInfo]:  # pragma: no cover - interface
+        """Objects directly under directory ``prefix`` (not recursive), sorted by path."""
+        raise NotImplementedError
+
+    def walk(self, prefix: str = "") -> list[FileInfo]:  # pragma: no cover - interface
+        """Every object under ``prefix``, recursively, sorted by path."""
+        raise NotImplementedError
+
+    def exists(self, path: str) -> bool:  # pragma: no cover - interface
+        """Whether an object exists at ``path``."""
+        raise NotImplementedError
+
+    def put_if_absent(self, path: str, data: bytes) -> None:  # pragma: no cover - interface
+        """Create ``path`` with ``data`` atomically; ``CommitConflict`` if it already exists."""
+        raise NotImplementedError
+
+    def write_atomic(self, path: str, data: bytes) -> None:  # pragma: no cover - interface
+        """Create or replace ``path``; readers see the old or the new bytes, never a mix."""
+        raise NotImplementedError
+
+    def delete(self, path: str) -> None:  # pragma: no cover - interface
+        """Remove ``path`` if present."""
+        raise NotImplementedError
+
+    def uri(self, path: str = "") -> str:
+        """Absolute URI of a root-relative path."""
+        if not path:
+            return self.root
+        return f"{self.root}/{normalize_relative(path)}"
+
+    def resolve(self, path_or_uri: str) -> str:
+        """Map a path found in a table (relative or absolute URI) to a root-relative path.
+
+        Absolute URIs are accepted only when they point inside this root.
+        """
+        parsed = urlparse(path_or_uri)
+        if parsed.scheme and len(parsed.scheme) > 1:  # len>1 keeps Windows drive letters out
+            absolute = path_or_uri.rstrip("/")
+            if not absolute.startswith(self.root + "/"):
+                raise InvalidTable(f"path {path_or_uri!r} lies outside the table root {self.root}")
+            return normalize_relative(absolute[len(self.root) + 1 :])
+        if path_or_uri.startswith("/"):
+            local_root = urlparse(self.root).path
+            if not path_or_uri.startswith(local_root.rstrip("/") + "/"):
+                raise InvalidTable(f"path {path_or_uri!r} lies outside the table root {self.root}")
+            return normalize_relative(path_or_uri[len(local_root.rstrip("/")) + 1 :])
+        return normalize_relative(path_or_uri)
+
+    @property
+    def storage_options(self) -> Mapping[str, str]:
+        """Options an engine needs to reach this storage (empty for local disk)."""
+        return {}
+
+
+class LocalStorage(Storage):
+    """A directory on the local file system."""
+
+    def __init__(self, root: str) -> None:
+        root = root[len("file://") :] if root.startswith("file://") else root
+        self.base = os.path.abspath(root)
+        self.root = "file://" + self.base
+
+    def _os(self, path: str) -> str:
+        return os.path.join(self.base, normalize_relative(path)) if path else self.base
+
+    def read(self, path: str) -> bytes:
+        with open(self._os(path), "rb") as fh:
+            return fh.read()
+
+    def list(self, prefix: str) -> list[FileInfo]:
+        directory = self._os(prefix)
+        try:
+            entries = list(os.scandir(directory))
+        except FileNotFoundError:
+            return []
+        out = []
+        for entry in entries:
+            if entry.is_file():
+                st = entry.stat()
+                rel = posixpath.join(prefix, entry.name) if prefix else entry.name
+                out.append(FileInfo(path=rel, size=st.st_size, modification_time=int(st.st_mtime * 1000)))
+        return sorted(out, key=lambda f: f.path)
+
+    def walk(self, prefix: str = "") -> list[FileInfo]:
+        out = []
+        start = self._os(prefix)
+        for dirpath, _dirs, files in os.walk(start):
+            for name in files:
+                full = os.path.join(dirpath, name)
+                st = os.stat(full)
+                rel = os.path.relpath(full, self.base).replace(os.sep, "/")
+                out.append(FileInfo(path=rel, size=st.st_size, modification_time=int(st.st_mtime * 1000)))
+        return sorted(out, key=lambda f: f.path)
+
+    def exists(self, path: str) -> bool:
+        return os.path.exists(self._os(path))
+
+    def _temp(self, target: str, data: bytes) -> str:
+        directory = os.path.dirname(target)
+        os.makedirs(directory, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=directory)
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
+                fh.flush()
+                os.fsync(fh.fileno())
+        except BaseException:
+            os.unlink(tmp)
+            raise
+        return tmp
+
+    def put_if_absent(self, path: str, data: bytes) -> None:
+        target = self._os(path)
+        tmp = self._temp(target, data)
+        try:
+            # link() is atomic and fails if the name exists: the object appears whole or not at all.
+            os.link(tmp, target)
+        except FileExistsError:
+            raise CommitConflict(f"{path} already exists", path=path) from None
+        finally:
+            os.unlink(tmp)
+
+    def write_atomic(self, path: str, data: bytes) -> None:
+        target = self._os(path)
+        tmp = self._temp(target, data)
+        os.replace(tmp, target)
+
+    def delete(self, path: str) -> None:
+        try:
+            os.unlink(self._os(path))
+        except FileNotFoundError:
+            pass
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class S3Config:
+    """Where an S3-compatible endpoint is and how to reach it; secrets never printed."""
+
+    endpoint_url: str | None = None
+    access_key_id: str | None = None
+    secret_access_key: str | None = None
+    region: str = "us-east-1"
+    allow_http: bool = True
+
+    def __repr__(self) -> str:  # keep credentials out of logs and reports
+        return f"S3Config(endpoint_url={self.endpoint_url!r}, region={self.region!r})"
+
+    @classmethod
+    def from_env(cls) -> "S3Config":
+        """Read the usual AWS_* variables (AWS_ENDPOINT_URL, keys, AWS_REGION)."""
+        return cls(
+            endpoint_url=os.environ.get("AWS_ENDPOINT_URL"),
+            access_key_id=os.environ.get("AWS_ACCESS_KEY_ID"),
+            secret_access_key=os.environ.get("AWS_SECRET_ACCESS_KEY"),
+            region=os.environ.get("AWS_REGION", "us-east-1"),
+            allow_http=os.environ.get("AWS_ALLOW_HTTP", "true").lower() == "true",
+        )
+
+
+class S3Storage(Storage):
+    """A prefix in an S3 bucket (MinIO or AWS), through boto3 for conditional writes."""
+
+    def __init__(self, root: str, config: S3Config | None = None) -> None:
+        parsed = urlparse(root)
+        if parsed.scheme not in ("s3", "s3a"):
+            raise InvalidTable(f"not an s3:// URI: {root}")
+        self.bucket = parsed.netloc
+        self.prefix = parsed.path.strip("/")
+        self.root = f"s3://{self.bucket}/{self.prefix}".rstrip("/")
+        self.config = config or S3Config.from_env()
+        import boto3  # optional dependency: only S3 users need it
+        from botocore.config import Config
+
+        self._client = boto3.client(
+            "s3",
+            endpoint_url=self.config.endpoint_url,
+            aws_access_key_id=self.config.access_key_id,
+            aws_secret_access_key=self.config.secret_access_key,
+            region_name=self.config.region,
+            config=Config(s3={"addressing_style": "path"}, retries={"max_attempts": 5}),
+        )
+
+    def _key(self, path: str) -> str:
+        rel = normalize_relative(path) if path else ""
+        return f"{self.prefix}/{rel}".strip("/") if self.prefix else rel
+
+    def read(self, path: str) -> bytes:
+        from botocore.exceptions import ClientError
+
+        try:
+            return self._client.get_object(Bucket=self.bucket, Key=self._key(path))["Body"].read()
+        except ClientError as exc:
+            if exc.response["Error"]["Code"] in ("NoSuchKey", "404"):
+                raise FileNotFoundError(self.uri(path)) from None
+            raise
+
+    def _list(self, prefix: str, recursive: bool) -> Iterator[FileInfo]:
+        key_prefix = self._key(prefix)
+        key_prefix = key_prefix + "/" if key_prefix else ""
+        kwargs = {"Bucket": self.bucket, "Prefix": key_prefix}
+        if not recursive:
+            kwargs["Delimiter"] = "/"
+        base = f"{self.prefix}/" if self.prefix else ""
+        for page in self._client.get_paginator("list_objects_v2").paginate(**kwargs):
+            for obj in page.get("Contents", []):
+                yield FileInfo(
+                    path=obj["Key"][len(base) :],
+                    size=obj["Size"],
+                    modification_time=int(obj["LastModified"].timestamp() * 1000),
+                )
+
+    def list(self, prefix: str) -> list[FileInfo]:
+        return sorted(self._list(prefix, False), key=lambda f: f.path)
+
+    def walk(self, prefix: str = "") -> list[FileInfo]:
+        return sorted(self._list(prefix, True), key=lambda f: f.path)
+
+    def exists(self, path: str) -> bool:
+        from botocore.exceptions import ClientError
+
+        try:
+            self._client.head_object(Bucket=self.bucket, Key=self._key(path))
+            return True
+        except ClientError:
+            return False
+
+    def put_if_absent(self, path: str, data: bytes) -> None:
+        from botocore.exceptions import ClientError
+
+        try:
+            self._client.put_object(Bucket=self.bucket, Key=self._key(path), Body=data, IfNoneMatch="*")
+        except ClientError as exc:
+            if exc.response["Error"]["Code"] in ("PreconditionFailed", "412", "ConditionalRequestConflict"):
+                raise CommitConflict(f"{path} already exists", path=path) from None
+            raise
+
+    def write_atomic(self, path: str, data: bytes) -> None:
+        self._client.put_object(Bucket=self.bucket, Key=self._key(path), Body=data)
+
+    def delete(self, path: str) -> None:
+        self._client.delete_object(Bucket=self.bucket, Key=self._key(path))
+
+    @property
+    def storage_options(self) -> Mapping[str, str]:
+        c = self.config
+        opts = {"AWS_REGION": c.region, "AWS_ALLOW_HTTP": "true" if c.allow_http else "false"}
+        if c.endpoint_url:
+            opts["AWS_ENDPOINT_URL"] = c.endpoint_url
+        if c.access_key_id:
+            opts["AWS_ACCESS_KEY_ID"] = c.access_key_id
+        if c.secret_access_key:
+            opts["AWS_SECRET_ACCESS_KEY"] = c.secret_access_key
+        return opts
+
+
+def open_storage(uri: str, *, s3: S3Config | None = None) -> Storage:
+    """Storage for a table location: a local path, ``file://`` URI or ``s3://`` URI."""
+    parsed = urlparse(uri)
+    if parsed.scheme in ("s3", "s3a"):
+        return S3Storage(uri, s3)
+    if parsed.scheme in ("", "file") or len(parsed.scheme) == 1:
+        return LocalStorage(unquote(parsed.path) if parsed.scheme == "file" else uri)
+    raise InvalidTable(f"unsupported location scheme {parsed.scheme!r} in {uri}", hint="use a local path, file:// or s3://")
+
+
+def new_uuid() -> str:
+    """A random UUID string (one place, so tests can see where names come from)."""
+    return str(uuid.uuid4())
