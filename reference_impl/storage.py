@@ -25,6 +25,9 @@ from urllib.parse import unquote, urlparse
 from reference_impl.errors import CommitConflict, InvalidTable
 
 
+TEMP_PREFIX = ".tmp-lakeconf-"  # staging files of atomic writes; never listed
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class FileInfo:
     """One listed object: path relative to the storage root, size in bytes, mtime in ms."""
@@ -132,10 +135,18 @@ class LocalStorage(Storage):
             return []
         out = []
         for entry in entries:
-            if entry.is_file():
+            # A concurrent committer's temp file may vanish between scandir and stat; temp files
+            # are never part of a table, so they are left out rather than raced for.
+            if entry.name.startswith(TEMP_PREFIX):
+                continue
+            try:
+                if not entry.is_file():
+                    continue
                 st = entry.stat()
-                rel = posixpath.join(prefix, entry.name) if prefix else entry.name
-                out.append(FileInfo(path=rel, size=st.st_size, modification_time=int(st.st_mtime * 1000)))
+            except FileNotFoundError:
+                continue
+            rel = posixpath.join(prefix, entry.name) if prefix else entry.name
+            out.append(FileInfo(path=rel, size=st.st_size, modification_time=int(st.st_mtime * 1000)))
         return sorted(out, key=lambda f: f.path)
 
     def walk(self, prefix: str = "") -> list[FileInfo]:
@@ -143,8 +154,13 @@ class LocalStorage(Storage):
         start = self._os(prefix)
         for dirpath, _dirs, files in os.walk(start):
             for name in files:
+                if name.startswith(TEMP_PREFIX):
+                    continue
                 full = os.path.join(dirpath, name)
-                st = os.stat(full)
+                try:
+                    st = os.stat(full)
+                except FileNotFoundError:
+                    continue
                 rel = os.path.relpath(full, self.base).replace(os.sep, "/")
                 out.append(FileInfo(path=rel, size=st.st_size, modification_time=int(st.st_mtime * 1000)))
         return sorted(out, key=lambda f: f.path)
@@ -155,7 +171,7 @@ class LocalStorage(Storage):
     def _temp(self, target: str, data: bytes) -> str:
         directory = os.path.dirname(target)
         os.makedirs(directory, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=directory)
+        fd, tmp = tempfile.mkstemp(prefix=TEMP_PREFIX, dir=directory)
         try:
             with os.fdopen(fd, "wb") as fh:
                 fh.write(data)
