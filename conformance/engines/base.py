@@ -15,6 +15,10 @@ import pyarrow as pa
 
 from conformance.model import Step, TableRef
 
+# Harness feature names (next to each format's own table-feature names in ``read_features``).
+TIME_TRAVEL = "time-travel"  # read an older version by number
+TIMESTAMP_TRAVEL = "timestamp-travel"  # read the version current at a timestamp
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Capabilities:
@@ -34,10 +38,14 @@ class Capabilities:
 
     def missing_read_features(self, fmt: str, needed: Sequence[str]) -> list[str]:
         """The features of ``needed`` this engine does not read for ``fmt``."""
+        # A feature with an unsupported reason is missing whatever ``read_features`` says, so an
+        # engine can claim "everything but these" (None + reasons) without listing every name.
         have = self.read_features.get(fmt)
-        if have is None:
-            return []
-        return [f for f in needed if f not in have]
+        return [f for f in needed if f in self.unsupported_reasons or (have is not None and f not in have)]
+
+    def reason(self, feature: str) -> str:
+        """Why ``feature`` is missing (a generic sentence when the engine gave none)."""
+        return self.unsupported_reasons.get(feature, f"does not declare the feature {feature!r}")
 
 
 class Engine(ABC):
@@ -78,6 +86,12 @@ class Engine(ABC):
         from reference_impl.errors import Unsupported
 
         raise Unsupported(f"{self.name} does not write tables")
+
+    def describe(self, table: TableRef, *, at: int | None = None, timestamp: str | None = None) -> dict | None:
+        """The format's own facts at a version (protocol, partitioning, ...), or ``None`` if the
+        engine cannot tell. Keys are those of the case corpus' ``Expected.metadata`` (Delta:
+        ``conformance/engines/delta_facts.py``); the harness checks only keys both sides have."""
+        return None
 
     def close(self) -> None:
         """Release sessions, connections, JVMs."""

@@ -1,0 +1,394 @@
+"""The command line: ``lakeconf run | golden | validate | read | coverage | report | cases | engines | bench``.
+
+Exit codes: 0 ok; 1 findings (a fail/error cell, a rule violation); 2 usage error or an input
+that cannot be read. Every error path prints one line, ``lakeconf: <kind>: <what>. <what to do>``,
+never a traceback, and never a credential.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from typing import Any, Sequence
+
+from conformance.redact import redact
+
+EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
+
+
+class CliError(Exception):
+    """An error the CLI reports as one line and an exit code."""
+
+    def __init__(self, kind: str, message: str, hint: str = "", code: int = EXIT_USAGE) -> None:
+        super().__init__(message)
+        self.kind, self.message, self.hint, self.code = kind, message, hint, code
+
+    def line(self) -> str:
+        """The one line printed for this error."""
+        text = f"lakeconf: {self.kind}: {self.message.rstrip('.')}"
+        if self.hint:
+            text += f". {self.hint}"
+        return redact(text)
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line and exit 2."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise CliError("usage error", message, f"see `{self.prog} --help`")
+
+
+# ----------------------------------------------------------------------------------------------
+# Table locations
+# ----------------------------------------------------------------------------------------------
+
+
+def _open_location(location: str):
+    """A reference Storage for a path or URI, or a CliError saying why not."""
+    try:
+        from reference_impl.storage import open_storage
+    except Exception as exc:  # noqa: BLE001
+        raise CliError("not available", f"reference storage cannot be imported ({exc})") from None
+    try:
+        return open_storage(location)
+    except Exception as exc:  # noqa: BLE001
+        raise CliError("unreadable", f"cannot open {location}: {exc}", "pass a local path, file:// or s3:// URI") from None
+
+
+def detect_format(location: str) -> str:
+    """The table format at ``location`` (by its metadata directory); CliError if none is found."""
+    storage = _open_location(location)
+    from conformance.engines._common import local_path
+
+    path = local_path(location)
+    if path is not None and not os.path.exists(path):
+        raise CliError("unreadable", f"no such file or directory: {location}", "check the path")
+    try:
+        if storage.list("_delta_log"):
+            return "delta"
+    except Exception as exc:  # noqa: BLE001
+        raise CliError("unreadable", f"cannot list {location}: {exc}", "check the location and credentials") from None
+    raise CliError(
+        "unknown format",
+        f"{location} has no _delta_log/ directory",
+        "only Delta tables are recognised so far (Iceberg, Paimon, Hudi come later)",
+    )
+
+
+def _lakeconf_error(exc: BaseException, what: str) -> CliError:
+    kind = getattr(exc, "kind", None)
+    label = {"invalid_table": "invalid table", "unsupported": "unsupported feature", "internal": "internal error"}.get(
+        kind or "", "unreadable"
+    )
+    hint = {
+        "invalid_table": "run `lakeconf validate` on it to list the broken rules",
+        "unsupported": "the reference does not implement this feature yet",
+        "internal": "this is a lakeconf bug: please report it with the table",
+    }.get(kind or "", "")
+    msg = " ".join(str(exc).split()) or type(exc).__name__
+    return CliError(label, f"{what}: {msg}", hint)
+
+
+# ----------------------------------------------------------------------------------------------
+# Commands
+# ----------------------------------------------------------------------------------------------
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from conformance.engines.registry import EngineConfigError, load_engines
+    from conformance.report import write_report, write_results
+    from conformance.runner import StoreConfigError, failed, load_cases, make_store, run
+
+    names = [n.strip() for n in args.engines.split(",") if n.strip()] if args.engines else None
+    try:
+        engines = load_engines(names, commands=args.engine_cmd or ())
+    except EngineConfigError as exc:
+        raise CliError("usage error", str(exc), "see `lakeconf engines`") from None
+    out = os.path.abspath(args.out)
+    try:
+        store = make_store(args.store, os.path.join(out, "tables"))
+    except StoreConfigError as exc:
+        raise CliError("store not configured", str(exc)) from None
+    try:
+        cases = load_cases(args.format, args.cases)
+    except ImportError as exc:
+        raise CliError("not available", f"the case registry cannot be imported ({exc})", "conformance/cases/registry.py is needed") from None
+    except Exception as exc:  # noqa: BLE001 - e.g. RegistryError: the corpus itself is inconsistent
+        first = str(exc).strip().splitlines()
+        raise CliError("invalid cases", f"{type(exc).__name__}: {' / '.join(l.strip() for l in first[:3])}",
+                       "fix the case definitions (conformance/cases/)") from None
+    if not cases:
+        what = f"format {args.format!r}" if args.format else "any format"
+        pattern = f" matching {args.cases!r}" if args.cases else ""
+        raise CliError("usage error", f"no cases for {what}{pattern}", "list the case ids with `lakeconf cases`")
+    # Engines chosen as readers still need tables: when none of them writes a case's format,
+    # the reference builds the tables (as a writer only, so it gets no reader column).
+    builders = []
+    formats = {c.format for c in cases}
+    if not any(formats & set(e.capabilities().write) for e in engines):
+        builders = load_engines(["reference"])
+    outcome = run(
+        cases, engines, store=store, progress=not args.quiet, isolate=not args.in_process,
+        commands=args.engine_cmd or (), timeout=args.timeout, builders=builders,
+    )
+    results_path = write_results(outcome.document, out)
+    md, html = write_report(outcome.document, out)
+    totals: dict[str, int] = {}
+    for r in outcome.results:
+        totals[r.status] = totals.get(r.status, 0) + 1
+    print(f"{len(outcome.results)} cells: " + ", ".join(f"{v} {k}" for k, v in sorted(totals.items())))
+    print(f"wrote {results_path}, {md}, {html}")
+    return EXIT_FINDINGS if failed(outcome.results) else EXIT_OK
+
+
+def cmd_golden(args: argparse.Namespace) -> int:
+    try:
+        from conformance.golden import regenerate
+    except ImportError as exc:
+        raise CliError("not available", f"golden regeneration is not installed ({exc})", "conformance/golden.py is needed") from None
+    try:
+        code = regenerate(check=args.check)
+    except Exception as exc:  # noqa: BLE001
+        raise _lakeconf_error(exc, "golden regeneration failed") from None
+    return int(code or 0)
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    fmt = detect_format(args.location)
+    try:
+        from reference_impl.delta.validate import validate_table
+    except ImportError as exc:
+        raise CliError("not available", f"the Delta validator cannot be imported ({exc})") from None
+    try:
+        violations = validate_table(_open_location(args.location))
+    except Exception as exc:  # noqa: BLE001
+        raise _lakeconf_error(exc, f"cannot validate {args.location}") from None
+    items = [{"rule": v.rule, "message": redact(v.message), "where": v.where} for v in violations]
+    if args.json:
+        print(json.dumps({"table": args.location, "format": fmt, "violations": items}, indent=1))
+    else:
+        print(f"{args.location}: {fmt} table, {len(items)} violation(s)")
+        for v in items:
+            print(f"  {v['rule']}: {v['message']}" + (f" ({v['where']})" if v["where"] else ""))
+    return EXIT_FINDINGS if items else EXIT_OK
+
+
+def cmd_read(args: argparse.Namespace) -> int:
+    detect_format(args.location)
+    try:
+        from reference_impl.delta.table import read_table
+    except ImportError as exc:
+        raise CliError("not available", f"the Delta reader cannot be imported ({exc})") from None
+    try:
+        table = read_table(_open_location(args.location), version=args.at)
+    except Exception as exc:  # noqa: BLE001
+        where = f"version {args.at} of {args.location}" if args.at is not None else args.location
+        raise _lakeconf_error(exc, f"cannot read {where}") from None
+    out = args.out
+    try:
+        os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
+        if out.endswith((".arrow", ".feather", ".ipc")):
+            import pyarrow as pa
+
+            with pa.OSFile(out, "wb") as sink, pa.ipc.new_file(sink, table.schema) as writer:
+                writer.write_table(table)
+        else:
+            import pyarrow.parquet as pq
+
+            pq.write_table(table, out)
+    except OSError as exc:
+        raise CliError("cannot write", f"{out}: {exc.strerror or exc}", "choose a writable --out path") from None
+    print(f"wrote {table.num_rows} row(s) to {out}")
+    return EXIT_OK
+
+
+def cmd_coverage(args: argparse.Namespace) -> int:
+    from conformance.coverage import compute, gather, render_text
+
+    doc = compute(gather())
+    print(json.dumps(doc, indent=1) if args.json else render_text(doc))
+    return EXIT_OK
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from conformance.report import ResultsError, load_results, write_report
+
+    try:
+        doc = load_results(args.results)
+    except ResultsError as exc:
+        raise CliError("unreadable", str(exc), "pass the results.json a `lakeconf run` wrote") from None
+    out = args.out or os.path.dirname(os.path.abspath(args.results))
+    md, html = write_report(doc, out)
+    print(f"wrote {md}, {html}")
+    return EXIT_OK
+
+
+def cmd_cases(args: argparse.Namespace) -> int:
+    from conformance.runner import load_cases
+
+    try:
+        cases = load_cases(args.format, args.cases)
+    except Exception as exc:  # noqa: BLE001
+        raise CliError("not available", f"the case registry cannot be loaded ({type(exc).__name__}: {exc})") from None
+    if args.json:
+        print(json.dumps([{"id": c.id, "description": c.description, "rules": list(c.rules),
+                           "features": list(c.features), "versions": len(c.expected)} for c in cases], indent=1))
+    else:
+        for c in cases:
+            print(f"{c.id:<48} {c.description.splitlines()[0][:90] if c.description else ''}")
+    return EXIT_OK
+
+
+def cmd_engines(args: argparse.Namespace) -> int:
+    from conformance.engines.registry import EngineConfigError, load_engines
+
+    try:
+        engines = load_engines(None, commands=args.engine_cmd or ())
+    except EngineConfigError as exc:
+        raise CliError("usage error", str(exc)) from None
+    rows: list[dict[str, Any]] = []
+    for e in engines:
+        try:
+            reason = e.available()
+            caps = e.capabilities()
+            rows.append({
+                "name": e.name, "version": e.version() if not reason else "-", "available": reason is None,
+                "reason": reason, "read": sorted(caps.read), "write": sorted(caps.write),
+                "unsupported": dict(caps.unsupported_reasons),
+            })
+        except Exception as exc:  # noqa: BLE001
+            rows.append({"name": e.name, "available": False, "reason": f"{type(exc).__name__}: {exc}"})
+    if args.json:
+        print(json.dumps(rows, indent=1))
+    else:
+        for r in rows:
+            state = "ok" if r.get("available") else f"unavailable ({r.get('reason')})"
+            print(f"{r['name']:<22} {r.get('version', '-'):<32} read={','.join(r.get('read', []))} "
+                  f"write={','.join(r.get('write', [])) or '-'} {state}")
+            for feature, why in r.get("unsupported", {}).items():
+                print(f"{'':<22}   unsupported {feature}: {why}")
+    return EXIT_OK
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    try:
+        import conformance.bench as bench
+    except ImportError as exc:
+        raise CliError("not available", f"the benchmark is not installed yet ({exc})", "conformance/bench.py provides it") from None
+    argv = list(args.bench_args or [])
+    try:
+        if hasattr(bench, "main"):  # main(argv) -> exit code: parses its own arguments
+            return int(bench.main(argv) or 0)
+        result = bench.run_delta()
+    except (ValueError, TypeError) as exc:
+        raise CliError("usage error", f"bench delta: {exc}", "see conformance/bench.py for its arguments") from None
+    print(result if isinstance(result, str) else json.dumps(result, indent=1, default=str))
+    return EXIT_OK
+
+
+# ----------------------------------------------------------------------------------------------
+# Parser and entry point
+# ----------------------------------------------------------------------------------------------
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of ``lakeconf``."""
+    p = _Parser(prog="lakeconf", description="Conformance kit for open table formats.")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+
+    r = sub.add_parser("run", help="build every case, read it with every engine, write results and reports")
+    r.add_argument("--format", help="only cases of this format (delta, iceberg, paimon, hudi)")
+    r.add_argument("--engines", help="comma-separated engine names (default: all known; see `lakeconf engines`)")
+    r.add_argument("--store", choices=("local", "minio"), default="local", help="where tables are built")
+    r.add_argument("--out", default="out", help="output directory (results.json, report.md, report.html)")
+    r.add_argument("--cases", help="comma-separated glob(s) on case ids, e.g. 'delta/checkpoint-*'")
+    r.add_argument("--engine-cmd", action="append", metavar="NAME=COMMAND", help="add a command-contract engine (repeatable)")
+    r.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
+    r.add_argument("--in-process", action="store_true",
+                   help="read in this process (faster start; an engine crash then ends the run)")
+    r.add_argument("--timeout", type=float, default=300.0, metavar="SECONDS",
+                   help="per-cell time limit for an isolated engine (default 300)")
+    r.set_defaults(func=cmd_run)
+
+    g = sub.add_parser("golden", help="golden files")
+    gsub = g.add_subparsers(dest="golden_command", metavar="ACTION", parser_class=_Parser)
+    gr = gsub.add_parser("regenerate", help="rewrite golden/ from the case declarations")
+    gr.add_argument("--check", action="store_true", help="write nothing; exit non-zero on any drift")
+    gr.set_defaults(func=cmd_golden)
+
+    v = sub.add_parser("validate", help="check one table against the spec rules")
+    v.add_argument("location", metavar="PATH_OR_URI")
+    v.add_argument("--json", action="store_true", help="print {table, format, violations: [{rule, message, where}]}")
+    v.set_defaults(func=cmd_validate)
+
+    rd = sub.add_parser("read", help="read a table with the reference reader into a Parquet (or Arrow IPC) file")
+    rd.add_argument("location", metavar="PATH_OR_URI")
+    rd.add_argument("--at", type=int, metavar="VERSION", help="table version (default: latest)")
+    rd.add_argument("--out", required=True, metavar="FILE.parquet", help="output file (.arrow/.feather/.ipc: Arrow IPC)")
+    rd.set_defaults(func=cmd_read)
+
+    c = sub.add_parser("coverage", help="per format, how many catalogued rules have an executable check")
+    c.add_argument("--json", action="store_true")
+    c.set_defaults(func=cmd_coverage)
+
+    rp = sub.add_parser("report", help="re-render report.md and report.html from a results.json")
+    rp.add_argument("results", metavar="results.json")
+    rp.add_argument("--out", help="output directory (default: next to results.json)")
+    rp.set_defaults(func=cmd_report)
+
+    cs = sub.add_parser("cases", help="list the registry's cases")
+    cs.add_argument("--format", help="only cases of this format")
+    cs.add_argument("--cases", help="comma-separated glob(s) on case ids")
+    cs.add_argument("--json", action="store_true")
+    cs.set_defaults(func=cmd_cases)
+
+    e = sub.add_parser("engines", help="list the known engines, their versions and capabilities")
+    e.add_argument("--json", action="store_true")
+    e.add_argument("--engine-cmd", action="append", metavar="NAME=COMMAND")
+    e.set_defaults(func=cmd_engines)
+
+    b = sub.add_parser("bench", help="benchmarks")
+    bsub = b.add_subparsers(dest="bench_format", metavar="FORMAT", parser_class=_Parser)
+    bd = bsub.add_parser("delta", help="the Delta benchmark")
+    bd.add_argument("bench_args", nargs=argparse.REMAINDER, help="passed to conformance.bench.run_delta")
+    bd.set_defaults(func=cmd_bench)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``lakeconf`` console script; returns the exit code."""
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+        func = getattr(args, "func", None)
+        if func is None:
+            missing = {"golden": "regenerate", "bench": "delta"}.get(getattr(args, "command", None) or "")
+            raise CliError(
+                "usage error",
+                f"missing {'action ' + repr(missing) if missing else 'command'}",
+                "see `lakeconf --help`",
+            )
+        return func(args)
+    except CliError as exc:
+        print(exc.line(), file=sys.stderr)
+        return exc.code
+    except KeyboardInterrupt:
+        print("lakeconf: interrupted", file=sys.stderr)
+        return 130
+    except SystemExit as exc:  # --help and friends
+        return int(exc.code or 0) if isinstance(exc.code, int) else EXIT_USAGE
+    except Exception as exc:  # noqa: BLE001 - the promise: one line, never a traceback
+        print(
+            redact(f"lakeconf: internal error: {type(exc).__name__}: {' '.join(str(exc).split())}. "
+                   "This is a lakeconf bug; set LAKECONF_DEBUG=1 for the traceback"),
+            file=sys.stderr,
+        )
+        if os.environ.get("LAKECONF_DEBUG"):
+            raise
+        return EXIT_USAGE
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

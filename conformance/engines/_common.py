@@ -1,0 +1,76 @@
+"""Small helpers the engine adapters share: locations, timestamps, versions, S3 options."""
+
+from __future__ import annotations
+
+import datetime as _dt
+from importlib import metadata as _metadata
+from typing import Mapping
+from urllib.parse import unquote, urlparse
+
+from conformance.model import TableRef
+
+
+def local_path(uri: str) -> str | None:
+    """The file-system path of a local location (plain path or ``file://``), else ``None``."""
+    parsed = urlparse(uri)
+    if parsed.scheme == "file":
+        return unquote(parsed.path)
+    if parsed.scheme == "" or len(parsed.scheme) == 1:
+        return uri
+    return None
+
+
+def engine_uri(table: TableRef) -> str:
+    """The location in the form most engines accept: a plain path for local tables."""
+    return local_path(table.uri) or table.uri
+
+
+def is_s3(table: TableRef) -> bool:
+    """Whether the table lives in an S3-compatible store."""
+    return urlparse(table.uri).scheme in ("s3", "s3a")
+
+
+def parse_timestamp(text: str) -> _dt.datetime:
+    """An ISO-8601 timestamp as an aware datetime; a naive one is read as UTC."""
+    value = _dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=_dt.timezone.utc)
+    return value
+
+
+def package_version(name: str) -> str:
+    """The installed distribution's version, or ``"not installed"``."""
+    try:
+        return _metadata.version(name)
+    except _metadata.PackageNotFoundError:
+        return "not installed"
+
+
+def missing_module(name: str) -> str | None:
+    """``None`` if ``name`` imports, else why not (shown as the engine's unavailability reason)."""
+    try:
+        __import__(name)
+    except Exception as exc:  # an engine's broken install must not stop the others
+        return f"cannot import {name}: {type(exc).__name__}: {exc}"
+    return None
+
+
+def s3_options(options: Mapping[str, str]) -> dict[str, str]:
+    """The AWS_* storage options (delta-rs spelling) of a table, upper-cased keys."""
+    return {k.upper(): v for k, v in options.items()}
+
+
+def project_version() -> str:
+    """lakeconf's own version: the installed distribution's, else pyproject.toml's (a checkout)."""
+    found = package_version("lakeconf")
+    if found != "not installed":
+        return found
+    import os
+    import tomllib
+
+    path = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "pyproject.toml")
+    try:
+        with open(path, "rb") as fh:
+            return str(tomllib.load(fh)["project"]["version"]) + " (checkout)"
+    except (OSError, KeyError, ValueError):
+        return "unknown"

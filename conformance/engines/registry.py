@@ -1,0 +1,259 @@
+"""Which engines exist: the built-in adapters, vendor adapters, and command-line engines.
+
+Vendors plug in without forking the kit, in one of two ways.
+
+1. **Python entry point** in the group ``lakeconf.engines`` of the vendor's package::
+
+       [project.entry-points."lakeconf.engines"]
+       myengine = "my_package.lakeconf_adapter:MyEngine"
+
+   The object is an ``conformance.engines.base.Engine`` subclass (instantiated with no
+   arguments), a factory returning an ``Engine``, or an ``Engine`` instance. The entry point's
+   name is the engine's name in ``--engines`` and in the report.
+
+2. **Command contract**: any program, in any language, named with
+   ``lakeconf run --engine-cmd NAME='COMMAND ARGS'`` (repeatable) or the environment variable
+   ``LAKECONF_ENGINE_CMDS='name1=command one;name2=command two'``. The kit runs::
+
+       COMMAND ARGS read --format FORMAT --uri URI --out FILE [--version N] [--timestamp ISO]
+
+   and the program writes the table's logical rows to FILE as Parquet or Arrow IPC (file or
+   stream format; detected by content). Exit 0 = rows written; exit 3 = the table needs a
+   feature the engine does not support (first line of stderr = the reason; reported as
+   *unsupported*); any other exit = an error (the end of stderr is the message). Optional:
+   ``COMMAND ARGS version`` prints a version string; ``COMMAND ARGS capabilities`` prints JSON
+   ``{"read": ["delta"], "unsupported": {"deletionVectors": "why"}}``. Object-store
+   credentials reach the program only through its environment (``AWS_ENDPOINT_URL``,
+   ``AWS_ACCESS_KEY_ID``, ...), never on its command line.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+import tempfile
+from importlib import metadata as _metadata
+from typing import Callable, Iterable, Sequence
+
+import pyarrow as pa
+
+from conformance.engines.base import Capabilities, Engine
+from conformance.model import TableRef
+
+ENTRY_POINT_GROUP = "lakeconf.engines"
+ENV_COMMANDS = "LAKECONF_ENGINE_CMDS"
+EXIT_UNSUPPORTED = 3  # command contract: "valid table, feature not supported"
+COMMAND_TIMEOUT_S = 600
+
+
+class EngineConfigError(Exception):
+    """An engine name or specification the user gave cannot be used (a usage error)."""
+
+
+def _builtin() -> dict[str, Callable[[], Engine]]:
+    """Built-in adapters by name; imported lazily so one broken engine cannot hide the others."""
+
+    def ref() -> Engine:
+        from conformance.engines.reference import ReferenceEngine
+
+        return ReferenceEngine()
+
+    def dl() -> Engine:
+        from conformance.engines.deltalake_engine import DeltalakeEngine
+
+        return DeltalakeEngine()
+
+    def dl_df() -> Engine:
+        from conformance.engines.deltalake_engine import DeltalakeDataFusionEngine
+
+        return DeltalakeDataFusionEngine()
+
+    def duck() -> Engine:
+        from conformance.engines.duckdb_engine import DuckDBEngine
+
+        return DuckDBEngine()
+
+    def pol() -> Engine:
+        from conformance.engines.polars_engine import PolarsEngine
+
+        return PolarsEngine()
+
+    def daft() -> Engine:
+        from conformance.engines.daft_engine import DaftEngine
+
+        return DaftEngine()
+
+    return {
+        "reference": ref,
+        "deltalake": dl,
+        "deltalake-datafusion": dl_df,
+        "duckdb": duck,
+        "polars": pol,
+        "daft": daft,
+    }
+
+
+BUILTIN_NAMES: tuple[str, ...] = tuple(_builtin())
+
+
+def _entry_points() -> dict[str, Callable[[], Engine]]:
+    """Vendor engines declared in the ``lakeconf.engines`` entry point group."""
+    out: dict[str, Callable[[], Engine]] = {}
+    for ep in _metadata.entry_points(group=ENTRY_POINT_GROUP):
+
+        def factory(ep=ep) -> Engine:
+            obj = ep.load()
+            engine = obj() if isinstance(obj, type) or (callable(obj) and not isinstance(obj, Engine)) else obj
+            if not isinstance(engine, Engine):
+                raise EngineConfigError(
+                    f"entry point {ep.name} = {ep.value} gave {type(engine).__name__}, not a conformance Engine"
+                )
+            engine.name = ep.name
+            return engine
+
+        out[ep.name] = factory
+    return out
+
+
+def parse_command_specs(specs: Iterable[str]) -> dict[str, str]:
+    """``name=command`` strings (from --engine-cmd and LAKECONF_ENGINE_CMDS) -> {name: command}."""
+    out: dict[str, str] = {}
+    env = os.environ.get(ENV_COMMANDS, "")
+    items = [s for s in env.split(";") if s.strip()] + list(specs)
+    for spec in items:
+        name, sep, command = spec.partition("=")
+        name, command = name.strip(), command.strip()
+        if not sep or not name or not command:
+            raise EngineConfigError(f"engine command {spec!r} is not NAME=COMMAND")
+        out[name] = command
+    return out
+
+
+def engine_factories(commands: Iterable[str] = ()) -> dict[str, Callable[[], Engine]]:
+    """Every known engine by name: built-in, then entry points, then commands (later ones win)."""
+    out = _builtin()
+    out.update(_entry_points())
+    for name, command in parse_command_specs(commands).items():
+        out[name] = lambda name=name, command=command: CommandEngine(name, command)
+    return out
+
+
+def load_engines(names: Sequence[str] | None = None, *, commands: Iterable[str] = ()) -> list[Engine]:
+    """Instantiate the named engines (all known ones if ``names`` is None), in the given order."""
+    factories = engine_factories(commands)
+    wanted = list(names) if names else list(factories)
+    unknown = [n for n in wanted if n not in factories]
+    if unknown:
+        raise EngineConfigError(
+            f"unknown engine(s) {', '.join(unknown)}; known: {', '.join(factories)}"
+        )
+    return [factories[n]() for n in wanted]
+
+
+# ----------------------------------------------------------------------------------------------
+# The command contract
+# ----------------------------------------------------------------------------------------------
+
+
+def read_arrow_file(path: str) -> pa.Table:
+    """A Parquet, Arrow IPC file or Arrow IPC stream file as a table (detected by content)."""
+    import pyarrow.ipc as ipc
+    import pyarrow.parquet as pq
+
+    with open(path, "rb") as fh:
+        head = fh.read(6)
+    if head[:4] == b"PAR1":
+        return pq.read_table(path)
+    if head == b"ARROW1":
+        with pa.memory_map(path) as source:
+            return ipc.open_file(source).read_all()
+    with pa.memory_map(path) as source:
+        return ipc.open_stream(source).read_all()
+
+
+class CommandEngine(Engine):
+    """An engine behind the command contract (see the module docstring)."""
+
+    def __init__(self, name: str, command: str) -> None:
+        self.name = name
+        self.argv = shlex.split(command)
+        self._caps: Capabilities | None = None
+        self._version: str | None = None
+
+    def _run(self, args: list[str], env: dict[str, str] | None = None, timeout: float = 60) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            self.argv + args, capture_output=True, text=True, timeout=timeout,
+            env={**os.environ, **(env or {})},
+        )
+
+    def available(self) -> str | None:
+        try:
+            proc = self._run(["version"], timeout=30)
+            lines = proc.stdout.strip().splitlines()
+            self._version = lines[0] if proc.returncode == 0 and lines else "unknown"
+        except FileNotFoundError:
+            return f"command not found: {self.argv[0]}"
+        except Exception as exc:
+            return f"command {self.argv[0]} failed to start: {exc}"
+        return None
+
+    def version(self) -> str:
+        if self._version is None:
+            try:
+                proc = self._run(["version"], timeout=30)
+                text = proc.stdout.strip().splitlines()
+                self._version = text[0] if proc.returncode == 0 and text else "unknown"
+            except Exception:
+                self._version = "unknown"
+        return self._version
+
+    def capabilities(self) -> Capabilities:
+        if self._caps is None:
+            read: frozenset[str] = frozenset({"delta", "iceberg", "paimon", "hudi"})
+            reasons: dict[str, str] = {}
+            try:
+                proc = self._run(["capabilities"], timeout=30)
+                if proc.returncode == 0 and proc.stdout.strip():
+                    data = json.loads(proc.stdout)
+                    read = frozenset(data.get("read", sorted(read)))
+                    reasons = {str(k): str(v) for k, v in (data.get("unsupported") or {}).items()}
+            except Exception:
+                pass  # optional sub-command: defaults are "reads everything, says when it cannot"
+            self._caps = Capabilities(
+                read=read, read_features={f: None for f in read}, unsupported_reasons=reasons
+            )
+        return self._caps
+
+    def read(
+        self,
+        table: TableRef,
+        *,
+        at: int | None = None,
+        timestamp: str | None = None,
+        columns: Sequence[str] | None = None,
+    ) -> pa.Table:
+        from reference_impl.errors import LakeconfError, Unsupported
+
+        with tempfile.TemporaryDirectory(prefix="lakeconf-cmd-") as tmp:
+            out = os.path.join(tmp, "rows")
+            args = ["read", "--format", table.format, "--uri", table.uri, "--out", out]
+            if at is not None:
+                args += ["--version", str(at)]
+            if timestamp is not None:
+                args += ["--timestamp", timestamp]
+            env = {k.upper(): v for k, v in table.storage_options.items()}
+            proc = self._run(args, env=env, timeout=COMMAND_TIMEOUT_S)
+            err = proc.stderr.strip()
+            if proc.returncode == EXIT_UNSUPPORTED:
+                raise Unsupported(err.splitlines()[0] if err else "the engine command reported unsupported")
+            if proc.returncode != 0:
+                tail = " | ".join(err.splitlines()[-3:]) if err else "(no stderr)"
+                raise LakeconfError(f"{self.argv[0]} exited {proc.returncode}: {tail}")
+            if not os.path.exists(out):
+                raise LakeconfError(f"{self.argv[0]} exited 0 but wrote no file at --out")
+            result = read_arrow_file(out)
+        if columns:
+            result = result.select(list(columns))
+        return result

@@ -1,0 +1,112 @@
+"""results.json -> report.html: one self-contained page, a cases x engines matrix readable at a glance.
+
+Each cell is coloured by status; a non-pass cell opens (details/summary) to its message and
+minimal diff, and carries them in its ``title`` for a hover. Findings first say where engines
+disagree and which side the expected result (the spec) supports.
+"""
+
+from __future__ import annotations
+
+from html import escape
+from typing import Any
+
+from conformance.model import STATUSES
+from conformance.report.analysis import Analysis, analyse
+
+COLOURS = {
+    "pass": "#2e7d32",
+    "fail": "#c62828",
+    "error": "#6a1b9a",
+    "unsupported": "#9e9e9e",
+    "skip": "#cfd8dc",
+}
+
+CSS = """
+body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:1.5rem;color:#222}
+h1{margin-bottom:.2rem} .meta{color:#555;margin-bottom:1rem}
+table{border-collapse:collapse;margin:.5rem 0 1.5rem} th,td{border:1px solid #ddd;padding:.25rem .45rem;vertical-align:top}
+th{background:#f5f5f5;position:sticky;top:0} td.case{font-family:ui-monospace,monospace;font-size:.9em}
+td.st{text-align:center;color:#fff;font-size:.85em;min-width:5.5rem}
+td.st details summary{cursor:pointer;list-style:none} td.st details[open]{text-align:left}
+td.st pre{white-space:pre-wrap;max-width:40rem;background:#fff;color:#222;padding:.4rem;margin:.3rem 0 0;font-size:.85em}
+.legend span{display:inline-block;padding:.1rem .5rem;margin-right:.3rem;color:#fff;border-radius:3px}
+.finding{margin:.3rem 0} .num{text-align:right}
+"""
+
+
+def _status_cell(r: dict[str, Any] | None) -> str:
+    if r is None:
+        return '<td class="st" style="background:#fff"></td>'
+    status = r["status"]
+    colour = COLOURS[status]
+    fg = "#222" if status == "skip" else "#fff"
+    text = r.get("message", "")
+    tip = text + (("\n" + r["diff"]) if r.get("diff") else "")
+    secs = f" {r.get('seconds', 0):.2f}s" if status in ("pass", "fail") else ""
+    if status == "pass":
+        return f'<td class="st" style="background:{colour};color:{fg}" title="{escape(tip or "pass")}">pass{secs}</td>'
+    body = escape(text) + (("\n\n" + escape(r["diff"])) if r.get("diff") else "")
+    return (
+        f'<td class="st" style="background:{colour};color:{fg}" title="{escape(tip)}">'
+        f"<details><summary>{status}{secs}</summary><pre>{body}</pre></details></td>"
+    )
+
+
+def render_html(doc: dict[str, Any], analysis: Analysis | None = None) -> str:
+    """The HTML report of a results document (a complete page)."""
+    a = analysis or analyse(doc)
+    cases = doc.get("cases", {})
+    parts = [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8"><title>lakeconf compatibility report</title>',
+        f"<style>{CSS}</style></head><body>",
+        "<h1>lakeconf compatibility report</h1>",
+        f'<div class="meta">Generated {escape(str(doc.get("generated_at", "?")))} &middot; store '
+        f"{escape(str(doc.get('store', '?')))} &middot; {sum(a.totals.values())} cells: "
+        + ", ".join(f"{a.totals[s]} {s}" for s in STATUSES)
+        + "</div>",
+        '<div class="legend">' + "".join(
+            f'<span style="background:{COLOURS[s]};color:{"#222" if s == "skip" else "#fff"}">{s}</span>' for s in STATUSES
+        ) + "</div>",
+        "<h2>Engines</h2><table><tr><th>engine</th><th>version</th><th>roles</th>"
+        + "".join(f"<th>{s}</th>" for s in STATUSES) + "</tr>",
+    ]
+    for e in doc.get("engines", []):
+        c = a.counts.get(e["name"], {})
+        note = f'<br><small>unavailable: {escape(e["unavailable"])}</small>' if e.get("unavailable") else ""
+        parts.append(
+            f"<tr><td>{escape(e['name'])}{note}</td><td>{escape(e['version'])}</td>"
+            f"<td>{escape(', '.join(e.get('roles', [])))}</td>"
+            + "".join(f'<td class="num">{c.get(s, 0)}</td>' for s in STATUSES) + "</tr>"
+        )
+    parts.append("</table>")
+
+    parts.append("<h2>Findings</h2>")
+    if not a.findings:
+        parts.append("<p>No engine disagrees with the expected results.</p>")
+    else:
+        parts.append("<ul>")
+        for f in a.findings:
+            label = {"disagreement": "engines disagree", "no-engine-matches": "no engine matches",
+                     "build-failed": "build failed"}[f.kind]
+            parts.append(
+                f'<li class="finding"><code>{escape(f.row.case)}</code> {escape(f.row.snapshot)} '
+                f"(writer {escape(f.row.writer)}), <b>{label}</b>: {escape(f.text)}</li>"
+            )
+        parts.append("</ul>")
+
+    parts.append("<h2>Matrix</h2><table><tr><th>case</th><th>snapshot</th>")
+    if a.multi_writer:
+        parts.append("<th>writer</th>")
+    parts.append("".join(f"<th>{escape(r)}</th>" for r in a.readers) + "</tr>")
+    for row in a.rows:
+        info = cases.get(row.case, {})
+        tip = info.get("description", "")
+        rules = ", ".join(info.get("rules", [])) if info else ""
+        title = escape(tip + (f"\nrules: {rules}" if rules else ""))
+        parts.append(f'<tr><td class="case" title="{title}">{escape(row.case)}</td><td>{escape(row.snapshot)}</td>')
+        if a.multi_writer:
+            parts.append(f"<td>{escape(row.writer)}</td>")
+        parts.append("".join(_status_cell(row.cells.get(reader)) for reader in a.readers) + "</tr>")
+    parts.append("</table></body></html>")
+    return "\n".join(parts) + "\n"

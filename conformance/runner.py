@@ -1,0 +1,530 @@
+"""The run: every case built by every writer that can, read by every reader, at every expected version.
+
+For each case (from the registry, filtered by format and an id pattern) and each writer engine
+allowed and able to build it, the runner builds the table once in a work directory (or an S3
+prefix), then asks each reader for the rows at each ``Expected`` version and compares them with
+the expected result. Each (case, writer, reader, version) cell gets one status:
+
+* ``pass``        the rows (and checked metadata) match, or the expected error was raised;
+* ``fail``        a wrong answer (minimal diff), or an expected error not raised (rows returned
+                  silently), or an error of the wrong kind from an engine that names kinds;
+* ``error``       the engine raised where the spec expects rows, or the build failed;
+* ``unsupported`` the case needs a capability the engine does not declare, or the engine itself
+                  raised ``Unsupported``;
+* ``skip``        the engine is not usable here (not installed), or no selected writer builds it.
+
+Nothing here is format-specific: formats live in the cases and the engines. An engine raising
+anything (Rust panics surface as ``BaseException``) costs one cell, never the run.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import fnmatch
+import os
+import shutil
+import sys
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Mapping, Sequence, TextIO
+
+from conformance.compare import compare
+from conformance.engines.base import TIME_TRAVEL, TIMESTAMP_TRAVEL, Engine
+from conformance.model import Case, Expected, Result, TableRef
+from conformance.redact import redact, register_secret
+
+SCHEMA_VERSION = 1
+_MESSAGE_MAX = 500  # one cell's message stays readable in a report cell
+
+
+# ----------------------------------------------------------------------------------------------
+# Stores: where built tables live
+# ----------------------------------------------------------------------------------------------
+
+
+class StoreConfigError(Exception):
+    """The chosen store is not configured (a usage error: the message says what to set)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Store:
+    """A place for built tables: a local directory or an S3 prefix, with the options to reach it."""
+
+    kind: str  # "local" | "minio"
+    base: str  # directory path or s3://bucket/prefix
+    storage_options: Mapping[str, str] = field(default_factory=dict)
+
+    def __repr__(self) -> str:  # options hold credentials
+        return f"Store(kind={self.kind!r}, base={self.base!r})"
+
+    def location(self, writer: str, case: Case) -> TableRef:
+        """Where ``writer`` builds ``case`` (a fresh location for each run)."""
+        rel = f"{writer}/{case.format}/{case.slug}"
+        if self.kind == "local":
+            path = os.path.join(self.base, *rel.split("/"))
+            if os.path.exists(path):
+                shutil.rmtree(path)
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            return TableRef(format=case.format, uri=path)
+        return TableRef(format=case.format, uri=f"{self.base}/{rel}", storage_options=dict(self.storage_options))
+
+
+S3_REQUIRED = ("AWS_ENDPOINT_URL", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY")
+
+
+def make_store(kind: str, work_dir: str, env: Mapping[str, str] | None = None) -> Store:
+    """The store for ``--store``: ``local`` under ``work_dir``, or ``minio`` from AWS_* variables."""
+    env = os.environ if env is None else env
+    if kind == "local":
+        os.makedirs(work_dir, exist_ok=True)
+        return Store(kind="local", base=os.path.abspath(work_dir))
+    if kind == "minio":
+        missing = [k for k in S3_REQUIRED if not env.get(k)]
+        if missing:
+            raise StoreConfigError(
+                "--store minio needs an S3 endpoint: set " + ", ".join(missing)
+                + " (and LAKECONF_S3_BUCKET, default 'lakeconf', which must exist) to reach a running"
+                " MinIO; starting MinIO for you is not implemented yet"
+            )
+        bucket = env.get("LAKECONF_S3_BUCKET", "lakeconf")
+        run_id = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%S") + "-" + uuid.uuid4().hex[:6]
+        register_secret(env["AWS_ACCESS_KEY_ID"])
+        register_secret(env["AWS_SECRET_ACCESS_KEY"])
+        options = {
+            "AWS_ENDPOINT_URL": env["AWS_ENDPOINT_URL"],
+            "AWS_ACCESS_KEY_ID": env["AWS_ACCESS_KEY_ID"],
+            "AWS_SECRET_ACCESS_KEY": env["AWS_SECRET_ACCESS_KEY"],
+            "AWS_REGION": env.get("AWS_REGION", "us-east-1"),
+            "AWS_ALLOW_HTTP": "true" if env["AWS_ENDPOINT_URL"].startswith("http://") else "false",
+        }
+        return Store(kind="minio", base=f"s3://{bucket}/lakeconf-runs/{run_id}", storage_options=options)
+    raise StoreConfigError(f"unknown store {kind!r}: use local or minio")
+
+
+# ----------------------------------------------------------------------------------------------
+# Case selection
+# ----------------------------------------------------------------------------------------------
+
+
+def load_cases(fmt: str | None = None, pattern: str | None = None) -> list[Case]:
+    """Cases from the registry for ``fmt`` (all formats if None) whose id matches ``pattern``."""
+    from conformance.cases.registry import all_cases
+
+    cases = list(all_cases(format=fmt))
+    if pattern:
+        pats = [p.strip() for p in pattern.split(",") if p.strip()]
+        cases = [c for c in cases if any(fnmatch.fnmatchcase(c.id, p) or fnmatch.fnmatchcase(c.slug, p) for p in pats)]
+    return cases
+
+
+# ----------------------------------------------------------------------------------------------
+# Progress
+# ----------------------------------------------------------------------------------------------
+
+
+class Progress:
+    """A one-line progress bar on a terminal; a line per case otherwise (CI logs)."""
+
+    def __init__(self, total: int, stream: TextIO | None = None, enabled: bool = True) -> None:
+        self.total = max(total, 1)
+        self.done = 0
+        self.stream = stream or sys.stderr
+        self.enabled = enabled
+        self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
+        self.started = time.monotonic()
+        self.counts: dict[str, int] = {}
+
+    def cell(self, result: Result) -> None:
+        """Count one finished cell and redraw."""
+        self.done += 1
+        self.counts[result.status] = self.counts.get(result.status, 0) + 1
+        if self.enabled and self.tty:
+            width = 30
+            filled = int(width * self.done / self.total)
+            label = f"{result.case} [{result.reader}]"
+            self.stream.write(
+                f"\r[{'#' * filled}{'.' * (width - filled)}] {self.done}/{self.total} {self._counts()} {label[:50]:<50}"
+            )
+            self.stream.flush()
+
+    def case_done(self, case: Case) -> None:
+        """Log one finished case when not on a terminal."""
+        if self.enabled and not self.tty:
+            self.stream.write(f"[{self.done}/{self.total}] {case.id} ({self._counts()})\n")
+            self.stream.flush()
+
+    def finish(self) -> None:
+        """End the bar with the totals and the elapsed time."""
+        if self.enabled:
+            prefix = "\n" if self.tty else ""
+            self.stream.write(f"{prefix}done: {self.done} cells in {time.monotonic() - self.started:.1f}s ({self._counts()})\n")
+            self.stream.flush()
+
+    def _counts(self) -> str:
+        return " ".join(f"{k}={v}" for k, v in sorted(self.counts.items()))
+
+
+# ----------------------------------------------------------------------------------------------
+# One cell
+# ----------------------------------------------------------------------------------------------
+
+
+def _short(text: str) -> str:
+    text = redact(" ".join(str(text).split()))
+    return text if len(text) <= _MESSAGE_MAX else text[: _MESSAGE_MAX - 3] + "..."
+
+
+def describe_exception(exc: BaseException) -> str:
+    """``Type: message`` on one line (the engine's words, shortened)."""
+    kind = getattr(exc, "kind", None)
+    label = type(exc).__name__ + (f"[{kind}]" if kind and kind != "error" else "")
+    return _short(f"{label}: {exc}")
+
+
+def _is_unsupported(exc: BaseException) -> bool:
+    return getattr(exc, "kind", None) == "unsupported"
+
+
+# Metadata keys whose expected value lists only what must be present (the engine may report more):
+# table properties and supported features. Every other key is compared exactly.
+SUBSET_KEYS = frozenset({"configuration", "properties", "features"})
+
+
+def _metadata_mismatches(expected: Mapping[str, Any], actual: Mapping[str, Any]) -> list[str]:
+    """Keys of ``expected`` whose values ``actual`` contradicts (keys ``actual`` lacks are not checked)."""
+    out = []
+    for key, want in expected.items():
+        if key not in actual:
+            continue
+        got = actual[key]
+        if key in SUBSET_KEYS and isinstance(want, Mapping) and isinstance(got, Mapping):
+            wrong = {k: got.get(k) for k, v in want.items() if k not in got or str(got[k]) != str(v)}
+            if wrong:
+                out.append(f"{key}: {wrong!r}, expected {dict(want)!r}")
+        elif key in SUBSET_KEYS and isinstance(want, (list, tuple, set, frozenset)) and isinstance(got, (list, tuple, set, frozenset)):
+            absent = sorted(set(want) - set(got))
+            if absent:
+                out.append(f"{key}: lacks {absent} (has {sorted(got)})")
+        elif _norm_meta(want) != _norm_meta(got):
+            out.append(f"{key}: {got!r}, expected {want!r}")
+    return out
+
+
+def _norm_meta(value: Any) -> Any:
+    if isinstance(value, (list, tuple, set, frozenset)):
+        items = [_norm_meta(v) for v in value]
+        return sorted(items, key=repr) if isinstance(value, (set, frozenset)) else items
+    if isinstance(value, Mapping):
+        return {k: _norm_meta(v) for k, v in value.items()}
+    return value
+
+
+def check_cell(case: Case, expected: Expected, reader: Engine, table: TableRef) -> tuple[str, str, str]:
+    """Read one cell and judge it: ``(status, message, diff)``. Never raises (except Ctrl-C)."""
+    caps = reader.capabilities()
+    needed = list(case.features)
+    if expected.timestamp is not None:
+        needed.append(TIMESTAMP_TRAVEL)
+    elif expected.version is not None:
+        needed.append(TIME_TRAVEL)
+    missing = list(dict.fromkeys(caps.missing_read_features(case.format, needed)))
+    if missing:
+        reasons = "; ".join(f"{f}: {caps.reason(f)}" for f in missing)
+        return "unsupported", _short(f"needs {', '.join(missing)} ({reasons})"), ""
+
+    at = None if expected.timestamp is not None else expected.version
+    where = f"as of {expected.timestamp}" if expected.timestamp is not None else (
+        f"at version {at}" if at is not None else "at the latest version"
+    )
+    try:
+        actual = reader.read(table, at=at, timestamp=expected.timestamp)
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:  # noqa: BLE001 - Rust panics are BaseExceptions; one cell, not the run
+        kind = getattr(exc, "kind", None)
+        if expected.error is not None:
+            if kind in ("invalid_table", "unsupported") and kind != expected.error:
+                return "fail", _short(f"raised {kind}, expected {expected.error}: {describe_exception(exc)}"), ""
+            if kind == "internal":
+                return "error", _short(f"internal error instead of {expected.error}: {describe_exception(exc)}"), ""
+            note = "" if kind else " (error kind not checked: the engine does not name kinds)"
+            return "pass", _short(f"raised as expected{note}: {describe_exception(exc)}"), ""
+        if _is_unsupported(exc):
+            return "unsupported", describe_exception(exc), ""
+        return "error", describe_exception(exc), ""
+
+    if expected.error is not None:
+        return (
+            "fail",
+            _short(f"returned {actual.num_rows} row(s) silently {where}; a correct reader raises {expected.error}"),
+            "",
+        )
+    if expected.rows is not None:
+        result = compare(actual, expected.rows)
+        if not result.equal:
+            return "fail", _short(result.summary), redact(result.diff)
+    if expected.metadata:
+        try:
+            facts = reader.describe(table, at=at, timestamp=expected.timestamp)
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:  # noqa: BLE001
+            return "error", _short(f"rows match, but describing the table failed: {describe_exception(exc)}"), ""
+        if facts is None:
+            note = "metadata not checked: the engine cannot describe tables"
+            return "pass", note, ""
+        wrong = _metadata_mismatches(expected.metadata, facts)
+        if wrong:
+            return "fail", _short("metadata: " + "; ".join(wrong)), "\n".join(wrong)
+    return "pass", "", ""
+
+
+# ----------------------------------------------------------------------------------------------
+# The run
+# ----------------------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class RunOutcome:
+    """What a run produced: the results.json document and the cell results."""
+
+    document: dict[str, Any]
+    results: list[Result]
+
+
+def _engine_entry(engine: Engine, reason: str | None) -> dict[str, Any]:
+    try:
+        version = engine.version()
+    except Exception as exc:  # noqa: BLE001
+        version = f"unknown ({type(exc).__name__})"
+    try:
+        roles = engine.roles()
+        caps = engine.capabilities()
+        unsupported = dict(caps.unsupported_reasons)
+        formats = sorted(caps.read | caps.write)
+    except Exception as exc:  # noqa: BLE001
+        roles, unsupported, formats = [], {}, []
+        reason = reason or f"capabilities failed: {exc}"
+    entry: dict[str, Any] = {"name": engine.name, "version": version, "roles": roles, "formats": formats}
+    if unsupported:
+        entry["unsupported"] = unsupported
+    if reason:
+        entry["unavailable"] = reason
+    return entry
+
+
+def _case_entry(case: Case) -> dict[str, Any]:
+    return {
+        "description": case.description,
+        "rules": list(case.rules),
+        "features": list(case.features),
+        "notes": case.notes,
+        "expected": [
+            {
+                "version": e.version,
+                "timestamp": e.timestamp,
+                "error": e.error,
+                "rows": None if e.rows is None else e.rows.num_rows,
+                "metadata": sorted(e.metadata),
+            }
+            for e in case.expected
+        ],
+    }
+
+
+def run(
+    cases: Sequence[Case],
+    engines: Sequence[Engine],
+    *,
+    store: Store,
+    progress: bool = True,
+    progress_stream: TextIO | None = None,
+    on_result: Callable[[Result], None] | None = None,
+    isolate: bool = False,
+    commands: Sequence[str] = (),
+    timeout: float | None = None,
+    builders: Sequence[Engine] = (),
+) -> RunOutcome:
+    """Build and read every case with every engine; return the results document.
+
+    ``isolate``: read in one worker process per engine (see ``conformance.isolation``), so a
+    crash or a hang (``timeout`` seconds per cell) costs one cell; engines a worker cannot
+    rebuild run in-process. ``builders``: engines used only to write (not read), e.g. the
+    reference writer when the selected engines are all readers.
+    """
+    unavailable: dict[str, str | None] = {}
+    for engine in [*engines, *builders]:
+        try:
+            unavailable[engine.name] = engine.available()
+        except Exception as exc:  # noqa: BLE001
+            unavailable[engine.name] = f"availability check failed: {exc}"
+
+    def caps(engine: Engine):
+        try:
+            return engine.capabilities()
+        except Exception:  # noqa: BLE001
+            return None
+
+    readers = [e for e in engines if caps(e) is not None and caps(e).read]
+    writers = [e for e in [*engines, *builders] if caps(e) is not None and caps(e).write]
+
+    plan = []
+    for case in cases:
+        case_writers = [w for w in writers if case.format in caps(w).write and (case.writers is None or w.name in case.writers)]
+        case_readers = [r for r in readers if case.format in caps(r).read]
+        plan.append((case, case_writers, case_readers))
+    total = sum(max(len(ws), 1) * len(rs) * len(c.expected) for c, ws, rs in plan)
+    bar = Progress(total, stream=progress_stream, enabled=progress)
+
+    results: list[Result] = []
+    rows: list[dict[str, Any]] = []
+
+    def emit(cell: tuple[Result, dict[str, Any]]) -> None:
+        result, extras = cell
+        results.append(result)
+        rows.append(result.to_dict() | extras)
+        bar.cell(result)
+        if on_result:
+            on_result(result)
+
+    workers: dict[str, Any] = {}
+    if isolate:
+        from conformance.isolation import DEFAULT_TIMEOUT_S, EngineWorker, engine_spec
+
+        for reader in readers:
+            spec = engine_spec(reader, commands) if not unavailable.get(reader.name) else None
+            if spec is not None:
+                workers[reader.name] = EngineWorker(reader.name, spec, commands, timeout or DEFAULT_TIMEOUT_S)
+
+    def judge(case: Case, exp: Expected, reader: Engine, table: TableRef) -> tuple[str, str, str]:
+        worker = workers.get(reader.name)
+        if worker is not None:
+            return worker.check(case, exp, table)
+        return check_cell(case, exp, reader, table)
+
+    try:
+        _run_plan(plan, store, unavailable, emit, bar, judge)
+    finally:
+        for worker in workers.values():
+            worker.close()
+    bar.finish()
+
+    for engine in [*engines, *builders]:
+        try:
+            engine.close()
+        except Exception:  # noqa: BLE001 - closing is best effort
+            pass
+
+    document = {
+        "schema_version": SCHEMA_VERSION,
+        "generated_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "store": store.kind if store.kind == "local" else f"{store.kind} ({store.base})",
+        "isolated": sorted(workers),
+        "engines": [_engine_entry(e, unavailable.get(e.name)) for e in engines]
+        + [_engine_entry(e, unavailable.get(e.name)) | {"roles": ["writer"]} for e in builders],
+        "results": rows,
+        "cases": {c.id: _case_entry(c) for c in cases},
+    }
+    return RunOutcome(document=document, results=results)
+
+
+def _run_plan(plan, store: Store, unavailable: Mapping[str, str | None], emit, bar: Progress, judge) -> None:
+    """The loop over cases, writers, readers and expected versions."""
+    for case, case_writers, case_readers in plan:
+        if not case_writers:
+            why = (
+                f"no selected engine writes {case.format}"
+                if case.writers is None
+                else f"case is built only by {', '.join(case.writers)}, none selected"
+            )
+            for reader in case_readers:
+                for exp in case.expected:
+                    emit(_result(case, "none", reader.name, exp, "skip", why))
+            bar.case_done(case)
+            continue
+        for writer in case_writers:
+            build_status, build_message, table, build_seconds = _build(case, writer, store, unavailable.get(writer.name))
+            for reader in case_readers:
+                for exp in case.expected:
+                    if build_status is not None:
+                        emit(_result(case, writer.name, reader.name, exp, build_status, build_message, seconds=0.0))
+                        continue
+                    reason = unavailable.get(reader.name)
+                    if reason:
+                        emit(_result(case, writer.name, reader.name, exp, "skip", f"engine unavailable: {reason}"))
+                        continue
+                    started = time.perf_counter()
+                    try:
+                        status, message, diff = judge(case, exp, reader, table)
+                    except KeyboardInterrupt:
+                        raise
+                    except BaseException as exc:  # noqa: BLE001 - a harness bug must not end the run either
+                        status, message, diff = "error", f"harness error: {describe_exception(exc)}", ""
+                    emit(
+                        _result(
+                            case, writer.name, reader.name, exp, status, message, diff=diff,
+                            seconds=time.perf_counter() - started, build_seconds=build_seconds,
+                        )
+                    )
+        bar.case_done(case)
+
+
+def _result(
+    case: Case,
+    writer: str,
+    reader: str,
+    exp: Expected,
+    status: str,
+    message: str,
+    *,
+    diff: str = "",
+    seconds: float = 0.0,
+    build_seconds: float | None = None,
+) -> tuple[Result, dict[str, Any]]:
+    """One cell, and the extra keys results.json carries for it."""
+    result = Result(
+        case=case.id, format=case.format, writer=writer, reader=reader, version=exp.version,
+        status=status, message=message, seconds=seconds, rules=tuple(case.rules), diff=diff,  # type: ignore[arg-type]
+    )
+    extras: dict[str, Any] = {}
+    if exp.timestamp is not None:
+        extras["timestamp"] = exp.timestamp
+    if exp.error is not None:
+        extras["expected_error"] = exp.error
+    if build_seconds is not None:
+        extras["build_seconds"] = round(build_seconds, 4)
+    return result, extras
+
+
+def _build(case: Case, writer: Engine, store: Store, unavailable: str | None) -> tuple[str | None, str, TableRef | None, float]:
+    """Build ``case`` with ``writer``: (None, "", table, seconds) or (status, message, None, seconds)."""
+    if unavailable:
+        return "skip", f"writer {writer.name} unavailable: {unavailable}", None, 0.0
+    caps = writer.capabilities()
+    allowed = caps.write_steps.get(case.format)
+    if allowed is not None:
+        missing = sorted({type(s).__name__ for s in case.steps} - set(allowed))
+        if missing:
+            return "unsupported", f"writer {writer.name} cannot run step(s) {', '.join(missing)}", None, 0.0
+    started = time.perf_counter()
+    try:
+        table = store.location(writer.name, case)
+        writer.write(table, case.steps)
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:  # noqa: BLE001
+        seconds = time.perf_counter() - started
+        if _is_unsupported(exc):
+            return "unsupported", f"writer {writer.name} cannot build it: {describe_exception(exc)}", None, seconds
+        return "error", f"build failed (writer {writer.name}): {describe_exception(exc)}", None, seconds
+    return None, "", table, time.perf_counter() - started
+
+
+def failed(results: Iterable[Result | Mapping[str, Any]]) -> bool:
+    """Whether any cell is a finding (fail or error)."""
+    for r in results:
+        status = r["status"] if isinstance(r, Mapping) else r.status
+        if status in ("fail", "error"):
+            return True
+    return False

@@ -1,0 +1,114 @@
+"""Engine adapters read a small table written by delta-rs (so they are checked without the reference)."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+
+from conformance.compare import compare
+from conformance.engines.base import TIME_TRAVEL, TIMESTAMP_TRAVEL, Capabilities
+from conformance.engines.registry import BUILTIN_NAMES, load_engines
+from conformance.model import TableRef
+
+EXTERNAL = ["deltalake", "deltalake-datafusion", "duckdb", "polars", "daft"]
+
+
+@pytest.fixture(scope="module", params=EXTERNAL)
+def engine(request):
+    (e,) = load_engines([request.param])
+    reason = e.available()
+    if reason:
+        pytest.skip(reason)
+    yield e
+    e.close()
+
+
+def test_builtin_names():
+    assert set(EXTERNAL) | {"reference"} == set(BUILTIN_NAMES)
+
+
+def test_reads_latest(engine, delta_table):
+    path, _v0, v1 = delta_table
+    got = engine.read(TableRef(format="delta", uri=path))
+    assert compare(got, v1).equal, compare(got, v1).diff
+
+
+def test_reads_file_uri(engine, delta_table):
+    path, _v0, v1 = delta_table
+    assert compare(engine.read(TableRef(format="delta", uri="file://" + path)), v1).equal
+
+
+def test_reads_a_version(engine, delta_table):
+    path, v0, _v1 = delta_table
+    assert TIME_TRAVEL not in engine.capabilities().missing_read_features("delta", [TIME_TRAVEL])
+    assert compare(engine.read(TableRef(format="delta", uri=path), at=0), v0).equal
+
+
+def test_projects_columns(engine, delta_table):
+    path, _v0, v1 = delta_table
+    got = engine.read(TableRef(format="delta", uri=path), columns=["id"])
+    assert compare(got, v1.select(["id"])).equal
+
+
+def test_timestamp_travel_as_declared(engine, delta_table):
+    path, _v0, v1 = delta_table
+    caps = engine.capabilities()
+    future = (dt.datetime.now(dt.timezone.utc) + dt.timedelta(days=1)).isoformat()
+    if caps.missing_read_features("delta", [TIMESTAMP_TRAVEL]):
+        from reference_impl.errors import Unsupported
+
+        with pytest.raises(Unsupported):
+            engine.read(TableRef(format="delta", uri=path), timestamp=future)
+    else:
+        assert compare(engine.read(TableRef(format="delta", uri=path), timestamp=future), v1).equal
+
+
+def test_missing_table_raises(engine, tmp_path):
+    with pytest.raises(BaseException):
+        engine.read(TableRef(format="delta", uri=str(tmp_path / "nothing")))
+
+
+def test_version_and_roles(engine):
+    assert engine.version() and engine.version() != "not installed"
+    assert engine.roles() == ["reader"]
+    assert "delta" in engine.capabilities().read
+
+
+def test_describe_where_supported(engine, delta_table):
+    path, _v0, _v1 = delta_table
+    facts = engine.describe(TableRef(format="delta", uri=path), at=0)
+    if facts is None:
+        pytest.skip(f"{engine.name} cannot describe tables")
+    assert facts["version"] == 0
+    assert facts["partition_columns"] == ["p"]
+    assert facts["protocol"][0] >= 1
+
+
+def test_declared_gaps_are_honest():
+    caps = {e.name: e.capabilities() for e in load_engines(EXTERNAL)}
+    assert caps["deltalake"].missing_read_features("delta", ["deletionVectors", "columnMapping", "timestampNtz"]) == [
+        "deletionVectors", "columnMapping"]
+    assert caps["deltalake-datafusion"].missing_read_features("delta", ["deletionVectors", "columnMapping"]) == []
+    assert caps["polars"].missing_read_features("delta", ["deletionVectors", "columnMapping"]) == ["columnMapping"]
+    assert caps["daft"].missing_read_features("delta", ["deletionVectors", "columnMapping"]) == ["deletionVectors"]
+    assert caps["duckdb"].missing_read_features("delta", [TIMESTAMP_TRAVEL, TIME_TRAVEL]) == [TIMESTAMP_TRAVEL]
+    assert "not yet supported" in caps["deltalake"].reason("deletionVectors")
+
+
+def test_capabilities_missing_features():
+    caps = Capabilities(read_features={"delta": frozenset({"a"})}, unsupported_reasons={"b": "why"})
+    assert caps.missing_read_features("delta", ["a", "b", "c"]) == ["b", "c"]
+    assert caps.reason("b") == "why" and "c" in caps.reason("c")
+    assert Capabilities(read_features={"delta": None}).missing_read_features("delta", ["x"]) == []
+
+
+def test_reference_reads_delta_rs_table(delta_table):
+    (ref,) = load_engines(["reference"])
+    if ref.available():
+        pytest.skip(ref.available())
+    path, v0, v1 = delta_table
+    assert compare(ref.read(TableRef(format="delta", uri=path)), v1).equal
+    assert compare(ref.read(TableRef(format="delta", uri=path), at=0), v0).equal
+    facts = ref.describe(TableRef(format="delta", uri=path))
+    assert facts["version"] == 1 and facts["partition_columns"] == ["p"]

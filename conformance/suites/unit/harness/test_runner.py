@@ -1,0 +1,204 @@
+"""The runner's judgement of each cell, with in-memory fake engines (no format, no files)."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pyarrow as pa
+import pytest
+
+from conformance.engines.base import Capabilities, Engine
+from conformance.model import Append, Case, Create, Expected, Raw, TableRef
+from conformance.report import problems
+from conformance.runner import StoreConfigError, check_cell, failed, make_store, run
+from reference_impl.errors import InvalidTable, Unsupported
+
+TABLES: dict[str, list[pa.Table]] = {}  # uri -> rows per version
+ROWS = pa.table({"x": pa.array([1, 2], pa.int64())})
+
+
+class MemWriter(Engine):
+    name = "mem-writer"
+
+    def version(self):
+        return "1"
+
+    def capabilities(self):
+        return Capabilities(write=frozenset({"fake"}), write_steps={"fake": frozenset({"Create", "Append"})})
+
+    def read(self, table, **kw):  # pragma: no cover - not a reader
+        raise AssertionError
+
+    def write(self, table, steps):
+        versions: list[pa.Table] = []
+        for s in steps:
+            if isinstance(s, Create):
+                versions.append(s.schema.empty_table())
+            elif isinstance(s, Append):
+                versions.append(pa.concat_tables([versions[-1], s.rows]))
+            else:
+                raise Unsupported(f"no {type(s).__name__}")
+        TABLES[table.uri] = versions
+
+
+class MemReader(Engine):
+    def __init__(self, name, mode="good", caps=None):
+        self.name, self.mode, self._caps = name, mode, caps
+
+    def version(self):
+        return "1"
+
+    def capabilities(self):
+        return self._caps or Capabilities(read=frozenset({"fake"}), read_features={"fake": None})
+
+    def read(self, table, *, at=None, timestamp=None, columns=None):
+        versions = TABLES[table.uri]
+        if self.mode == "raise":
+            raise RuntimeError("kaboom")
+        if self.mode == "panic":
+            raise BaseException("rust panicked")  # pyo3 PanicException is a BaseException
+        if self.mode == "invalid":
+            raise InvalidTable("broken log")
+        rows = versions[-1 if at is None else at]
+        if self.mode == "wrong":
+            rows = rows.slice(0, max(rows.num_rows - 1, 0))
+        return rows
+
+    def describe(self, table, *, at=None, timestamp=None):
+        versions = TABLES[table.uri]
+        return {"version": len(versions) - 1 if at is None else at, "configuration": {"a": "1", "b": "2"}}
+
+
+def case(slug="c", expected=None, features=(), steps=None, writers=None):
+    return Case(
+        id=f"fake/{slug}", format="fake", description="d", rules=("DELTA-LOG-001",), features=features,
+        steps=tuple(steps or (Create(schema=ROWS.schema), Append(rows=ROWS))),
+        expected=tuple(expected or (Expected(rows=ROWS),)), writers=writers,
+    )
+
+
+@pytest.fixture
+def store(tmp_path):
+    return make_store("local", str(tmp_path / "tables"))
+
+
+def go(cases, readers, store, writers=None):
+    return run(cases, [*(writers or [MemWriter()]), *readers], store=store, progress=True, progress_stream=io.StringIO())
+
+
+def statuses(outcome):
+    return {(r.case, r.reader, r.version): (r.status, r.message) for r in outcome.results}
+
+
+def test_pass_fail_error_and_panic_are_cells_not_crashes(store):
+    readers = [MemReader("good"), MemReader("wrong", "wrong"), MemReader("raise", "raise"), MemReader("panic", "panic")]
+    out = go([case()], readers, store)
+    st = statuses(out)
+    assert st[("fake/c", "good", None)][0] == "pass"
+    assert st[("fake/c", "wrong", None)][0] == "fail"
+    assert "1 expected row(s) missing" in st[("fake/c", "wrong", None)][1]
+    assert st[("fake/c", "raise", None)] == ("error", "RuntimeError: kaboom")
+    assert st[("fake/c", "panic", None)][0] == "error" and "rust panicked" in st[("fake/c", "panic", None)][1]
+    wrong = [r for r in out.results if r.reader == "wrong"][0]
+    assert "- (2)" in wrong.diff
+    assert failed(out.results)
+
+
+def test_expected_error_raised_or_silently_returned(store):
+    c = case("neg", expected=[Expected(error="invalid_table")])
+    st = statuses(go([c], [MemReader("good"), MemReader("raise", "raise"), MemReader("inv", "invalid")], store))
+    assert st[("fake/neg", "good", None)][0] == "fail"
+    assert "returned 2 row(s) silently" in st[("fake/neg", "good", None)][1]
+    assert st[("fake/neg", "raise", None)][0] == "pass"
+    assert "kind not checked" in st[("fake/neg", "raise", None)][1]
+    assert st[("fake/neg", "inv", None)][0] == "pass"
+
+
+def test_expected_error_of_the_wrong_kind_fails(store):
+    c = case("neg2", expected=[Expected(error="unsupported")])
+    st = statuses(go([c], [MemReader("inv", "invalid")], store))
+    assert st[("fake/neg2", "inv", None)][0] == "fail"
+    assert "raised invalid_table, expected unsupported" in st[("fake/neg2", "inv", None)][1]
+
+
+def test_missing_capability_is_unsupported_with_reason(store):
+    caps = Capabilities(read=frozenset({"fake"}), read_features={"fake": None},
+                        unsupported_reasons={"deletionVectors": "no DVs here", "time-travel": "latest only"})
+    c = case("dv", features=("deletionVectors",), expected=[Expected(version=1, rows=ROWS)])
+    st = statuses(go([c], [MemReader("nodv", caps=caps)], store))
+    status, message = st[("fake/dv", "nodv", 1)]
+    assert status == "unsupported"
+    assert "deletionVectors: no DVs here" in message and "time-travel: latest only" in message
+
+
+def test_versions_and_metadata(store):
+    c = case("md", expected=[
+        Expected(version=0, rows=ROWS.schema.empty_table(), metadata={"version": 0}),
+        Expected(rows=ROWS, metadata={"version": 1, "configuration": {"a": "1"}}),
+        Expected(rows=ROWS, metadata={"version": 7}),
+        Expected(rows=ROWS, metadata={"configuration": {"a": "2"}}),
+    ])
+    out = go([c], [MemReader("good")], store)
+    got = [(r.version, r.status, r.message) for r in out.results]
+    assert got[0][:2] == (0, "pass") and got[1][:2] == (None, "pass")
+    assert got[2][1] == "fail" and "version: 1, expected 7" in got[2][2]
+    assert got[3][1] == "fail" and "configuration" in got[3][2]
+
+
+def test_build_failure_and_unsupported_steps(store):
+    bad = case("raw", steps=[Create(schema=ROWS.schema), Raw(fn=lambda s: None, description="x")])
+    out = go([bad], [MemReader("good")], store)
+    (r,) = out.results
+    assert r.status == "unsupported" and "cannot run step(s) Raw" in r.message
+
+
+def test_no_writer_is_a_visible_skip(store):
+    c = case("only-other", writers=("spark",))
+    (r,) = go([c], [MemReader("good")], store).results
+    assert r.status == "skip" and r.writer == "none" and "spark" in r.message
+
+
+def test_unavailable_reader_is_skip(store):
+    class Gone(MemReader):
+        def available(self):
+            return "not installed here"
+
+    (r,) = go([case()], [Gone("gone")], store).results
+    assert r.status == "skip" and "not installed here" in r.message
+
+
+def test_results_document_matches_schema(store):
+    out = go([case(), case("neg", expected=[Expected(error="invalid_table")])], [MemReader("good")], store)
+    doc = json.loads(json.dumps(out.document))
+    assert problems(doc) == []
+    assert {e["name"] for e in doc["engines"]} == {"mem-writer", "good"}
+    assert doc["engines"][0]["roles"] == ["writer"]
+    assert doc["results"][1]["expected_error"] == "invalid_table"
+    assert doc["cases"]["fake/c"]["rules"] == ["DELTA-LOG-001"]
+    assert all(isinstance(r["seconds"], float) for r in doc["results"])
+
+
+def test_progress_goes_to_the_stream(store):
+    stream = io.StringIO()
+    run([case()], [MemWriter(), MemReader("good")], store=store, progress=True, progress_stream=stream)
+    text = stream.getvalue()
+    assert "[1/1] fake/c" in text and "done: 1 cells" in text
+
+
+def test_minio_store_needs_configuration(tmp_path):
+    with pytest.raises(StoreConfigError, match="set AWS_ENDPOINT_URL, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY"):
+        make_store("minio", str(tmp_path), env={})
+    s = make_store("minio", str(tmp_path), env={
+        "AWS_ENDPOINT_URL": "http://127.0.0.1:9000", "AWS_ACCESS_KEY_ID": "user1234", "AWS_SECRET_ACCESS_KEY": "secret-value-1"})
+    assert s.base.startswith("s3://lakeconf/lakeconf-runs/")
+    assert "secret-value-1" not in repr(s)
+    ref = s.location("w", case())
+    assert ref.uri.startswith("s3://") and "secret-value-1" not in repr(ref)
+
+
+def test_check_cell_uses_timestamp_capability(store):
+    caps = Capabilities(read=frozenset({"fake"}), read_features={"fake": None}, unsupported_reasons={"timestamp-travel": "no"})
+    status, message, _ = check_cell(case(), Expected(timestamp="2024-01-01T00:00:00Z", rows=ROWS), MemReader("r", caps=caps),
+                                    TableRef(format="fake", uri="nowhere"))
+    assert status == "unsupported" and "timestamp-travel" in message
