@@ -1,0 +1,92 @@
+"""The case registry: every case of every format, checked once when first loaded.
+
+A case is accounted for here or nowhere: the runner, the golden regeneration and the suites all
+ask ``all_cases``. Loading checks what would otherwise fail late and obscurely: ids are unique
+and well formed (``<format>/<slug>``), every rule id a case cites exists in the format's catalog
+(``conformance/rules/<format>.md``), and every case declares at least one expectation.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from pathlib import Path
+
+from conformance.model import Case
+
+RULES_DIR = Path(__file__).resolve().parents[1] / "rules"
+_RULE_ROW = re.compile(r"^\|\s*([A-Z]+-[A-Z0-9]+-\d{3})\s*\|", re.MULTILINE)
+_ID = re.compile(r"^[a-z0-9]+/[a-z0-9][a-z0-9-]*$")
+
+# format -> module holding ``cases()``; a new format adds one line.
+_SOURCES = {"delta": "conformance.cases.delta"}
+
+
+class RegistryError(Exception):
+    """The corpus itself is inconsistent (a bug in the case definitions)."""
+
+
+@lru_cache(maxsize=None)
+def rule_ids(fmt: str) -> frozenset[str]:
+    """Rule ids catalogued for ``fmt`` in ``conformance/rules/<fmt>.md``."""
+    path = RULES_DIR / f"{fmt}.md"
+    if not path.exists():
+        return frozenset()
+    return frozenset(_RULE_ROW.findall(path.read_text(encoding="utf-8")))
+
+
+def _check(cases: list[Case]) -> None:
+    problems: list[str] = []
+    seen: set[str] = set()
+    for c in cases:
+        if not _ID.match(c.id) or not c.id.startswith(c.format + "/"):
+            problems.append(f"{c.id}: id must be '<format>/<slug>' with a lowercase slug")
+        if c.id in seen:
+            problems.append(f"{c.id}: duplicate id")
+        seen.add(c.id)
+        if not c.rules:
+            problems.append(f"{c.id}: cites no rule")
+        known = rule_ids(c.format)
+        for r in c.rules:
+            if r not in known:
+                problems.append(f"{c.id}: rule {r} is not in conformance/rules/{c.format}.md")
+        if not c.expected:
+            problems.append(f"{c.id}: declares no expectation")
+        for e in c.expected:
+            if (e.rows is None) == (e.error is None):
+                problems.append(f"{c.id}: each expectation needs exactly one of rows / error")
+            if e.version is not None and e.timestamp is not None:
+                problems.append(f"{c.id}: an expectation reads at a version or a timestamp, not both")
+    if problems:
+        raise RegistryError("case registry is inconsistent:\n  " + "\n  ".join(problems))
+
+
+@lru_cache(maxsize=None)
+def _load() -> tuple[Case, ...]:
+    import importlib
+
+    out: list[Case] = []
+    for module in _SOURCES.values():
+        out.extend(importlib.import_module(module).cases())
+    _check(out)
+    return tuple(out)
+
+
+def formats() -> list[str]:
+    """Formats that have a corpus."""
+    return sorted(_SOURCES)
+
+
+def all_cases(format: str | None = None) -> list[Case]:  # noqa: A002 - the contract's name
+    """Every registered case, or those of one format, in corpus order."""
+    cases = _load()
+    return [c for c in cases if format is None or c.format == format]
+
+
+def get_case(case_id: str) -> Case:
+    """The case with this id; ``KeyError`` naming close matches otherwise."""
+    for c in _load():
+        if c.id == case_id:
+            return c
+    close = [c.id for c in _load() if case_id.split("/")[-1] in c.id]
+    raise KeyError(f"no case {case_id!r}" + (f"; did you mean {', '.join(close[:5])}?" if close else ""))
