@@ -174,6 +174,8 @@ def expectation_document(e: Expected) -> dict[str, Any]:
         doc["schema"] = schema_text(e.rows.schema)
         doc["rows"] = canonical_rows(e.rows)
         doc["row_count"] = e.rows.num_rows
+        if e.error_allowed is not None:
+            doc["error_allowed"] = e.error_allowed
     return doc
 
 

@@ -159,6 +159,9 @@ class Expected:
     version: int | None = None
     rows: pa.Table | None = None
     error: Literal["invalid_table", "unsupported"] | None = None
+    # Where the spec lets a reader refuse instead ("readers MAY treat such commits as invalid"):
+    # the rows are the lenient answer, and raising this kind is conformant too.
+    error_allowed: Literal["invalid_table", "unsupported"] | None = None
     metadata: Mapping[str, Any] = field(default_factory=dict)
     timestamp: str | None = None  # read "as of" this ISO timestamp instead of a version
 

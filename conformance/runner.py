@@ -250,6 +250,9 @@ def check_cell(case: Case, expected: Expected, reader: Engine, table: TableRef) 
                 return "error", _short(f"internal error instead of {expected.error}: {describe_exception(exc)}"), ""
             note = "" if kind else " (error kind not checked: the engine does not name kinds)"
             return "pass", _short(f"raised as expected{note}: {describe_exception(exc)}"), ""
+        if expected.error_allowed is not None and kind in (None, expected.error_allowed):
+            note = "" if kind else " (error kind not checked: the engine does not name kinds)"
+            return "pass", _short(f"refused, which the spec allows{note}: {describe_exception(exc)}"), ""
         if _is_unsupported(exc):
             return "unsupported", describe_exception(exc), ""
         return "error", describe_exception(exc), ""
