@@ -1,0 +1,44 @@
+"""Fixtures of the Spark suite: the shared SparkEngine, local and MinIO stores.
+
+Spark tests are marked ``spark`` (deselect with ``-m "not spark"``). Without pyspark or Java they
+are skipped with the reason; with LAKECONF_REQUIRE_SPARK=1 that is a failure instead.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from conformance.storage import Store, open_store
+from conformance.storage.testing import skip_without_minio
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "spark: needs PySpark and a JVM (slow: starts a SparkSession)")
+
+
+@pytest.fixture(scope="session")
+def spark_engine():
+    """The Spark adapter (its SparkSession is shared by the whole test process)."""
+    from conformance.engines.spark_engine import SparkEngine
+
+    engine = SparkEngine()
+    reason = engine.available()
+    if reason:
+        if os.environ.get("LAKECONF_REQUIRE_SPARK", "") not in ("", "0", "false"):
+            pytest.fail(f"LAKECONF_REQUIRE_SPARK is set but Spark cannot run: {reason}")
+        pytest.skip(f"Spark not available: {reason}")
+    yield engine
+    engine.close()
+
+
+@pytest.fixture(scope="module", params=["local", "minio"])
+def store(request, tmp_path_factory) -> Store:
+    """Each Spark test runs on local disk and on MinIO (skipped with the reason without MinIO)."""
+    workdir = str(tmp_path_factory.mktemp(f"store-{request.param}"))
+    if request.param == "minio":
+        skip_without_minio()
+    store = open_store(request.param, workdir)
+    yield store
+    store.close()

@@ -1,0 +1,164 @@
+"""The Spark adapter's pure parts (no JVM): pinned versions, session settings, SQL it generates."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import pytest
+
+from conformance.engines import versions
+from conformance.engines.spark_engine import (
+    SparkEngine,
+    bucket_s3a_conf,
+    create_table_sql,
+    read_jar_manifest,
+    s3_config_from_options,
+    session_settings,
+    spark_path,
+    spark_sql_type,
+    translate_error,
+    write_jar_manifest,
+)
+from conformance.model import Create, Raw, TableRef
+from reference_impl.errors import InvalidTable, LakeconfError, Unsupported
+from reference_impl.storage import S3Config
+
+
+def test_every_line_pins_every_format():
+    for line in versions.SPARK_LINES.values():
+        assert set(line.runtimes) == set(versions.FORMATS), line.name
+        for coordinate in line.runtimes.values():
+            group, artifact, version = coordinate.split(":")
+            assert group and artifact and version[0].isdigit()
+            if line.scala == "2.13":
+                assert "2.12" not in artifact  # one Scala per classpath
+
+
+def test_default_line_is_spark_4_0_and_hadoop_aws_matches():
+    line = versions.spark_line()
+    assert line.name == versions.DEFAULT_LINE == "4.0"
+    assert line.pyspark.startswith("4.0.")
+    assert line.hadoop_aws == "org.apache.hadoop:hadoop-aws:3.4.1"
+    assert versions.line_for_pyspark("4.0.5") is line
+    assert versions.line_for_pyspark("9.9.0") is None
+    with pytest.raises(KeyError, match="no pinned Spark line"):
+        versions.spark_line("1.6")
+
+
+def test_packages_and_session_conf():
+    line = versions.spark_line("4.0")
+    pkgs = versions.packages(line, ["delta"], s3=True)
+    assert pkgs == [line.runtimes["delta"], line.hadoop_aws, line.aws_bundle]
+    assert versions.packages(versions.spark_line("3.5"), [], s3=True)[1].startswith("com.amazonaws:aws-java-sdk-bundle:")
+    conf = versions.session_conf(line, ["delta", "iceberg"])
+    assert conf["spark.sql.extensions"].split(",") == [
+        "io.delta.sql.DeltaSparkSessionExtension",
+        "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions",
+    ]
+    with pytest.raises(KeyError, match="pins no runtime"):
+        versions.packages(line, ["orc"])
+
+
+def test_session_settings(tmp_path, monkeypatch):
+    monkeypatch.setenv("LAKECONF_SPARK_MASTER", "local[1]")
+    monkeypatch.setenv("LAKECONF_IVY_DIR", str(tmp_path / "ivy"))
+    conf = session_settings(versions.spark_line("4.0"), ["delta"], s3=False, log_dir=str(tmp_path))
+    assert conf["spark.master"] == "local[1]"
+    assert conf["spark.ui.enabled"] == "false"
+    assert conf["spark.jars.packages"] == "io.delta:delta-spark_4.0_2.13:4.4.0"
+    assert "spark.jars" not in conf
+    offline = session_settings(versions.spark_line("4.0"), ["delta"], s3=False, log_dir=str(tmp_path), jars=["file:///x.jar"])
+    assert offline["spark.jars"] == "file:///x.jar" and "spark.jars.packages" not in offline
+    assert conf["spark.jars.ivy"] == str(tmp_path / "ivy")
+    assert conf["spark.sql.session.timeZone"] == "UTC"
+    assert "log4j2.configurationFile=file:" + str(tmp_path) in conf["spark.driver.extraJavaOptions"]
+    assert conf["spark.sql.catalog.spark_catalog"] == "org.apache.spark.sql.delta.catalog.DeltaCatalog"
+
+
+def test_jar_manifest(tmp_path, monkeypatch):
+    monkeypatch.setenv("LAKECONF_IVY_DIR", str(tmp_path))
+    jar = tmp_path / "a.jar"
+    jar.write_bytes(b"PK")
+    pkgs = ["g:a:1"]
+    assert read_jar_manifest(pkgs) is None
+    path = write_jar_manifest(pkgs, [f"file://{jar}"])
+    assert path.startswith(str(tmp_path)) and read_jar_manifest(pkgs) == [f"file://{jar}"]
+    assert read_jar_manifest(["g:a:2"]) is None  # another package set has its own manifest
+    jar.unlink()
+    assert read_jar_manifest(pkgs) is None  # a vanished jar means: resolve again
+
+
+def test_spark_path():
+    assert spark_path("s3://b/t") == "s3a://b/t"
+    assert spark_path("/tmp/x") == "file:///tmp/x"
+    assert spark_path("file:///tmp/x") == "file:///tmp/x"
+
+
+def test_s3_options_round_trip_to_bucket_conf():
+    cfg = s3_config_from_options(
+        {"AWS_ENDPOINT_URL": "http://127.0.0.1:9", "AWS_ACCESS_KEY_ID": "A", "AWS_SECRET_ACCESS_KEY": "S"}
+    )
+    assert cfg == S3Config(endpoint_url="http://127.0.0.1:9", access_key_id="A", secret_access_key="S")
+    conf = bucket_s3a_conf("bkt", cfg)
+    assert conf["fs.s3a.bucket.bkt.endpoint"] == "http://127.0.0.1:9"
+    assert conf["fs.s3a.bucket.bkt.secret.key"] == "S"
+    assert conf["fs.s3a.bucket.bkt.path.style.access"] == "true"
+    assert s3_config_from_options({}) is None
+
+
+def test_spark_sql_types():
+    assert spark_sql_type(pa.int64()) == "BIGINT"
+    assert spark_sql_type(pa.timestamp("us", tz="UTC")) == "TIMESTAMP"
+    assert spark_sql_type(pa.timestamp("us")) == "TIMESTAMP_NTZ"
+    assert spark_sql_type(pa.decimal128(10, 2)) == "DECIMAL(10,2)"
+    assert spark_sql_type(pa.list_(pa.int32())) == "ARRAY<INT>"
+    assert spark_sql_type(pa.map_(pa.string(), pa.float64())) == "MAP<STRING, DOUBLE>"
+    assert spark_sql_type(pa.struct([pa.field("a b", pa.int8(), nullable=False)])) == "STRUCT<`a b`: TINYINT NOT NULL>"
+    with pytest.raises(Unsupported, match="no Spark SQL equivalent"):
+        spark_sql_type(pa.null())
+
+
+def test_create_table_sql():
+    step = Create(
+        schema=pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("p", pa.string())]),
+        partition_by=("p",),
+        properties={"delta.appendOnly": "false"},
+        features=("deletionVectors", "columnMapping"),
+    )
+    sql = create_table_sql("file:///t", step)
+    assert sql.startswith("CREATE TABLE delta.`file:///t` (`id` BIGINT NOT NULL, `p` STRING) USING delta")
+    assert "PARTITIONED BY (`p`)" in sql
+    assert "'delta.feature.deletionVectors' = 'supported'" in sql
+    assert "'delta.enableDeletionVectors' = 'true'" in sql
+    assert "'delta.columnMapping.mode' = 'name'" in sql
+    assert "'delta.appendOnly' = 'false'" in sql
+    legacy = create_table_sql("file:///t", Create(schema=pa.schema([("a", pa.int32())]), protocol=(1, 2)))
+    assert "'delta.minReaderVersion' = '1'" in legacy and "'delta.minWriterVersion' = '2'" in legacy
+
+
+def test_raw_steps_are_unsupported_before_any_jvm():
+    engine = SparkEngine()
+    ref = TableRef(format="delta", uri="/nonexistent")
+    with pytest.raises(Unsupported, match="cannot run a Raw step") as info:
+        engine.write(ref, [Raw(fn=lambda s: None, description="tamper")])
+    assert info.value.feature == "Raw"
+    assert "Raw" not in engine.capabilities().write_steps["delta"]
+
+
+def test_other_formats_are_unsupported_for_now():
+    with pytest.raises(Unsupported, match="does not handle iceberg"):
+        SparkEngine().read(TableRef(format="iceberg", uri="/nonexistent"))
+
+
+def test_translate_error_kinds():
+    class Fake(Exception):
+        def __init__(self, text, cond):
+            super().__init__(text)
+            self.cond = cond
+
+        def getCondition(self):  # noqa: N802 - the Java name pyspark exposes
+            return self.cond
+
+    assert isinstance(translate_error(Fake("x", "DELTA_UNSUPPORTED_FEATURES_FOR_READ"), where="t"), Unsupported)
+    assert isinstance(translate_error(Fake("x", "DELTA_VERSIONS_NOT_CONTIGUOUS"), where="t"), InvalidTable)
+    other = translate_error(Fake("boom\n\tat org.Foo", "SOMETHING"), where="t")
+    assert type(other) is LakeconfError and "boom" in str(other) and "org.Foo" not in str(other)
