@@ -27,6 +27,7 @@ from urllib.parse import quote, unquote
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+from reference_impl.parquet_io import read_parquet_metadata
 
 LOG_DIR = "_delta_log"
 LAST_CHECKPOINT = f"{LOG_DIR}/_last_checkpoint"
@@ -528,7 +529,7 @@ def remove_first_file() -> RawFn:
 def _with_num_records(add: dict, storage) -> str:
     stats = json.loads(add["stats"]) if add.get("stats") else {}
     if "numRecords" not in stats:
-        meta = pq.read_metadata(io.BytesIO(storage.read(unquote(add["path"]))))
+        meta = read_parquet_metadata(storage.read(unquote(add["path"])))
         stats = {"numRecords": meta.num_rows}
     stats["tightBounds"] = False  # the stats describe the physical file, not the surviving rows
     return json.dumps(stats, separators=(",", ":"))

@@ -56,6 +56,7 @@ from reference_impl.delta.log import (
 )
 from reference_impl.errors import InvalidTable, LakeconfError
 from reference_impl.storage import FileInfo, Storage, new_uuid
+from reference_impl.parquet_io import open_parquet, read_parquet
 
 # Columns a checkpoint may hold; anything else (commitInfo, cdc, unknown) is ignored on read.
 _READ_COLUMNS = (A.PROTOCOL, A.METADATA, A.TXN, A.ADD, A.REMOVE, A.DOMAIN_METADATA, A.CHECKPOINT_METADATA,
@@ -390,9 +391,9 @@ def _read_parquet_actions(data: bytes, path: str, version: int, allowed: tuple[s
                           lazy: bool = False) -> dict[str, list]:
     """Actions of a parquet checkpoint or sidecar, grouped by action type (adds maybe as AddBatch)."""
     try:
-        pf = pq.ParquetFile(pa.BufferReader(data))
+        pf = open_parquet(data)
         present = [n for n in pf.schema_arrow.names if n in _READ_COLUMNS]
-        table = pf.read(columns=present)
+        table = read_parquet(pf, present)
     except (pa.ArrowException, OSError, ValueError) as exc:
         raise _fail(f"checkpoint file is not readable parquet: {exc}", path, version, "DELTA-CKPT-009") from None
     out: dict[str, list] = {}

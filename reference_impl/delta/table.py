@@ -34,6 +34,7 @@ from reference_impl.delta.protocol import (
 from reference_impl.delta.replay import SnapshotState, gc_paused, replay
 from reference_impl.errors import InvalidTable, LakeconfError, Unsupported
 from reference_impl.storage import Storage, open_storage
+from reference_impl.parquet_io import open_parquet, read_parquet
 
 
 def _rewrap(exc: LakeconfError, message: str, **context) -> LakeconfError:
@@ -262,10 +263,10 @@ class Snapshot:
             raise InvalidTable("data file referenced by the log is missing", path=self.storage.uri(rel),
                                version=self.version, rule="DELTA-ACTION-018") from None
         try:
-            pf = pq.ParquetFile(pa.BufferReader(data))
+            pf = open_parquet(data)
             if only is None:
-                return pf.read()
-            return pf.read(columns=[n for n in pf.schema_arrow.names if n in only])
+                return read_parquet(pf)
+            return read_parquet(pf, [n for n in pf.schema_arrow.names if n in only])
         except (pa.ArrowException, OSError, ValueError) as exc:
             raise InvalidTable(f"data file is not readable parquet: {exc}", path=self.storage.uri(rel),
                                version=self.version) from None

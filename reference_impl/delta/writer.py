@@ -65,6 +65,7 @@ from reference_impl.delta.schema import (
 from reference_impl.delta.stats import compute_stats, parse_stats, stats_to_json
 from reference_impl.errors import CommitConflict, Internal, InvalidTable, Unsupported
 from reference_impl.storage import Storage, new_uuid, open_storage
+from reference_impl.parquet_io import read_parquet, read_parquet_metadata
 
 ENGINE_INFO = "lakeconf-reference/0.1.0"
 
@@ -438,7 +439,7 @@ def read_logical_file(storage: Storage, metadata: Metadata, file: AddFile | Remo
     partition_columns = list(metadata.partition_columns)
     rel = decode_path(storage, file.path)
     try:
-        raw = pq.read_table(io.BytesIO(storage.read(rel)))
+        raw = read_parquet(storage.read(rel))
     except FileNotFoundError:
         raise InvalidTable(f"data file {file.path!r} named in the log does not exist", path=rel) from None
     except (pa.ArrowException, OSError) as exc:
@@ -1297,7 +1298,7 @@ def _file_rows(storage: Storage, add: AddFile) -> int:
     if "numRecords" in stats:
         return int(stats["numRecords"])
     rel = decode_path(storage, add.path)
-    return pq.ParquetFile(io.BytesIO(storage.read(rel))).metadata.num_rows
+    return read_parquet_metadata(storage.read(rel)).num_rows
 
 
 def _rewrite_with_deletes(t: Transaction, hits: list[tuple[AddFile, pa.Table, np.ndarray, np.ndarray]], replacement_rows: list[pa.Table]) -> None:

@@ -18,6 +18,7 @@ from urllib.parse import unquote, urlparse
 
 from reference_impl.errors import InvalidTable
 from reference_impl.storage import FileInfo, LocalStorage, Storage, normalize_relative
+from reference_impl.parquet_io import open_parquet, read_parquet
 
 LOG_DIR = "_delta_log"
 SIDECAR_DIR = "_delta_log/_sidecars"
@@ -261,12 +262,12 @@ class Context:
             if not os.path.isfile(full):
                 raise FileNotFoundError(full)
             return full
-        return pa.BufferReader(self.storage.read(rel))
+        return self.storage.read(rel)
 
     def _read_parquet_rows(self, path: str) -> tuple[list[dict], dict[str, Any]]:
         import pyarrow.parquet as pq
 
-        table = pq.ParquetFile(self._parquet_source(path)).read()
+        table = _read_parquet_source(self._parquet_source(path))
         cols = {f.name: f.type for f in table.schema}
         return [norm_row(r) for r in table.to_pylist()], cols
 
@@ -341,7 +342,7 @@ class Context:
             import pyarrow.parquet as pq
 
             try:
-                self._footers[rel] = Footer(pq.read_metadata(self._parquet_source(rel)))
+                self._footers[rel] = Footer(_read_parquet_footer(self._parquet_source(rel)))
             except Exception:
                 self._footers[rel] = None
         return self._footers[rel]
@@ -352,7 +353,7 @@ class Context:
             import pyarrow.parquet as pq
 
             try:
-                tbl = pq.ParquetFile(self._parquet_source(rel)).read() if self.footer(rel) else None
+                tbl = _read_parquet_source(self._parquet_source(rel)) if self.footer(rel) else None
             except Exception:
                 tbl = None
             if len(self._tables) >= TABLE_CACHE:  # data files can be big: keep only the most recent few
@@ -472,3 +473,21 @@ def open_storage(location: Any) -> Storage:
             raise InvalidTable(f"no S3 storage available for {text}")
         return s3(text)
     return LocalStorage(text)
+
+
+def _read_parquet_source(source: "str | bytes"):
+    """A data file as a table: by path for local files, from bytes otherwise."""
+    import pyarrow.parquet as pq
+
+    if isinstance(source, str):
+        return pq.ParquetFile(source).read(use_threads=False)
+    return read_parquet(source)
+
+
+def _read_parquet_footer(source: "str | bytes"):
+    """A data file's footer metadata."""
+    import pyarrow.parquet as pq
+
+    if isinstance(source, str):
+        return pq.read_metadata(source)
+    return open_parquet(source).metadata

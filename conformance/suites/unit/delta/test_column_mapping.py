@@ -9,6 +9,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from reference_impl.parquet_io import read_parquet
 from reference_impl.delta import column_mapping as CM
 from reference_impl.delta import schema as S
 from reference_impl.errors import InvalidTable
@@ -61,7 +62,7 @@ def mapped_nested(nested_ids: bool = False) -> S.StructType:
 def write_read(table: pa.Table) -> pa.Table:
     buf = io.BytesIO()
     pq.write_table(table, buf)
-    return pq.read_table(io.BytesIO(buf.getvalue()))
+    return read_parquet(buf.getvalue())
 
 
 @pytest.mark.rule("DELTA-COLMAP-001")
@@ -274,7 +275,7 @@ def test_timestamps_from_int96_nanoseconds_are_truncated_to_micros():
 @pytest.mark.parametrize("mode", ["name", "id"])
 def test_reads_a_spark_layout_name_mode_file(mode):
     schema = S.parse_schema(SPARK_SCHEMA)
-    file = pq.ParquetFile(io.BytesIO(SPARK_NAME_MODE_PARQUET)).read()
+    file = read_parquet(SPARK_NAME_MODE_PARQUET)
     assert file.schema.field(0).metadata[CM.FIELD_ID_KEY] == b"2"  # Spark writes field ids in name mode too
     out = CM.read_file_columns(file, schema, mode, columns=["col1", "col2"])
     assert out.to_pylist() == SPARK_ROWS

@@ -12,6 +12,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from conformance.suites.unit.delta.test_column_mapping import SPARK_NAME_MODE_PARQUET, SPARK_SCHEMA
+from reference_impl.parquet_io import read_parquet
 from reference_impl.delta import column_mapping as CM
 from reference_impl.delta import schema as S
 from reference_impl.delta import stats as ST
@@ -33,7 +34,7 @@ def test_matches_spark_stats_for_a_spark_layout_file():
              "maxValues": {"col-9f0743fd-a52e-44a7-92e0-72a3d34231b1": 21, "col-ae46e8ed-607b-4b7c-8a13-44991fe0a2e4": "foo1"},
              "nullCount": {"col-9f0743fd-a52e-44a7-92e0-72a3d34231b1": 0, "col-ae46e8ed-607b-4b7c-8a13-44991fe0a2e4": 0},
              "tightBounds": True}
-    file = pq.ParquetFile(io.BytesIO(SPARK_NAME_MODE_PARQUET)).read()  # physical names
+    file = read_parquet(SPARK_NAME_MODE_PARQUET)  # physical names
     ours = ST.compute_stats(file, S.parse_schema(SPARK_SCHEMA), "name", partition_columns=["part"])
     assert ours == spark
     assert json.loads(ST.stats_to_json(ours)) == spark

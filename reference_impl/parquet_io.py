@@ -1,0 +1,33 @@
+"""Reading Parquet from bytes already in memory, safely.
+
+Every Parquet read of the kit goes through here. pyarrow (19 and 21 measured) can abort the whole
+process at interpreter exit when a read used its thread pools over a Python-owned buffer: a pool
+thread releases the buffer during finalization, needs the GIL, and is torn down mid-destructor
+("terminate called without an active exception", exit 134; about half the runs here). Reading
+single-threaded from a file object, without pre-buffering, leaves no pool thread holding a
+buffer, and costs nothing measurable for the file sizes of table metadata and test data.
+"""
+
+from __future__ import annotations
+
+import io
+from typing import Sequence
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+
+def open_parquet(data: bytes) -> pq.ParquetFile:
+    """A ParquetFile over in-memory bytes (footer, schema and metadata available)."""
+    return pq.ParquetFile(io.BytesIO(data), pre_buffer=False)
+
+
+def read_parquet(data: bytes | pq.ParquetFile, columns: Sequence[str] | None = None) -> pa.Table:
+    """The whole file (or ``columns``) as an Arrow table."""
+    pf = data if isinstance(data, pq.ParquetFile) else open_parquet(data)
+    return pf.read(columns=list(columns) if columns is not None else None, use_threads=False)
+
+
+def read_parquet_metadata(data: bytes) -> pq.FileMetaData:
+    """The footer metadata only."""
+    return open_parquet(data).metadata
