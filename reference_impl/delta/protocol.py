@@ -48,6 +48,10 @@ WRITER_ONLY_FEATURES = frozenset({
     APPEND_ONLY, INVARIANTS, CHECK_CONSTRAINTS, GENERATED_COLUMNS, ALLOW_COLUMN_DEFAULTS, CHANGE_DATA_FEED,
     IDENTITY_COLUMNS, ROW_TRACKING, DOMAIN_METADATA, ICEBERG_COMPAT_V1, ICEBERG_COMPAT_V2, CLUSTERING,
     IN_COMMIT_TIMESTAMP,
+    # The writer assigns fresh row ids and commit versions and keeps them on re-adds; it does not
+    # carry row ids across rewrites (stability is a SHOULD), nor backfill when enabling later.
+    ROW_TRACKING,
+    IDENTITY_COLUMNS, ALLOW_COLUMN_DEFAULTS,
 })
 KNOWN_FEATURES = READER_WRITER_FEATURES | WRITER_ONLY_FEATURES
 
@@ -65,6 +69,10 @@ WRITER_FEATURES_SUPPORTED: frozenset[str] = frozenset({
     APPEND_ONLY, INVARIANTS, CHECK_CONSTRAINTS, GENERATED_COLUMNS, CHANGE_DATA_FEED, COLUMN_MAPPING,
     DELETION_VECTORS, TIMESTAMP_NTZ, DOMAIN_METADATA, V2_CHECKPOINT, VACUUM_PROTOCOL_CHECK,
     IN_COMMIT_TIMESTAMP,
+    # The writer assigns fresh row ids and commit versions and keeps them on re-adds; it does not
+    # carry row ids across rewrites (stability is a SHOULD), nor backfill when enabling later.
+    ROW_TRACKING,
+    IDENTITY_COLUMNS, ALLOW_COLUMN_DEFAULTS,
 })
 
 MAX_READER_VERSION = 3

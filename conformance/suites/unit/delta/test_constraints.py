@@ -272,16 +272,17 @@ def test_generated_column_with_bad_expression_is_refused_at_creation(tmp_path):
 
 
 @pytest.mark.rule("DELTA-WRITER-021", "DELTA-FEATURE-005")
-def test_identity_and_default_tables_are_refused_by_the_writer_feature_check(tmp_path):
-    # The reference's protocol.py does not list identityColumns / allowColumnDefaults as written
-    # features: creating such tables must fail with Unsupported naming the feature, writing nothing.
+def test_identity_and_default_tables_list_their_writer_features(tmp_path):
+    # Creating a table with an identity column or a column default must list the feature that
+    # governs it, so that writers unaware of it refuse the table.
     ident = pa.schema([pa.field("id", pa.int64(), metadata={"delta.identity.start": "1", "delta.identity.step": "1", "delta.identity.allowExplicitInsert": "false"})])
-    with pytest.raises(Unsupported, match="identityColumns"):
-        W.create_table(str(tmp_path / "i"), ident)
+    W.create_table(str(tmp_path / "i"), ident)
     dflt = pa.schema([pa.field("x", pa.int64(), metadata={"CURRENT_DEFAULT": "7"})])
-    with pytest.raises(Unsupported, match="allowColumnDefaults"):
-        W.create_table(str(tmp_path / "d"), dflt)
-    assert not os.path.exists(tmp_path / "i" / "_delta_log" / f"{0:020d}.json")
+    W.create_table(str(tmp_path / "d"), dflt)
+    for name, feature in (("i", "identityColumns"), ("d", "allowColumnDefaults")):
+        with open(tmp_path / name / "_delta_log" / f"{0:020d}.json") as fh:
+            proto = next(json.loads(l)["protocol"] for l in fh if '"protocol"' in l)
+        assert feature in proto.get("writerFeatures", []) or (feature == "identityColumns" and proto["minWriterVersion"] >= 6), proto
 
 
 @pytest.mark.rule("DELTA-WRITER-019")

@@ -105,18 +105,18 @@ def test_active_needs_support_and_metadata_condition():
 def test_check_writable():
     check_writable(protocol(1, 2), metadata())
     check_writable(protocol(3, 7, rf=["deletionVectors"], wf=["deletionVectors", "appendOnly"]), metadata())
-    with pytest.raises(Unsupported, match="writer feature 'rowTracking'") as exc:
-        check_writable(protocol(1, 7, wf=["domainMetadata", "rowTracking"]), metadata())
-    assert exc.value.feature == "rowTracking"
+    check_writable(protocol(1, 7, wf=["domainMetadata", "rowTracking"]), metadata())
+    with pytest.raises(Unsupported, match="writer feature 'clustering'") as exc:
+        check_writable(protocol(1, 7, wf=["domainMetadata", "clustering"]), metadata())
+    assert exc.value.feature == "clustering"
     with pytest.raises(Unsupported, match="writer version 8"):
         check_writable(protocol(1, 8), metadata())
-    # Legacy writer 6 implies identity columns: only refused when one is actually in use.
+    # Legacy writer 6 implies identity columns, which the reference writes.
     check_writable(protocol(2, 6), metadata())
     ident = json.dumps({"type": "struct", "fields": [
         {"name": "id", "type": "long", "nullable": True, "metadata": {"delta.identity.start": 1,
                                                                       "delta.identity.step": 1}}]})
-    with pytest.raises(Unsupported, match="identityColumns"):
-        check_writable(protocol(2, 6), metadata(schema=ident))
+    check_writable(protocol(2, 6), metadata(schema=ident))
 
 
 @pytest.mark.rule("DELTA-FEATURE-006", "DELTA-FEATURE-007", "DELTA-FEATURE-009", "DELTA-FEATURE-010",

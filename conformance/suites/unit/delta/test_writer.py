@@ -520,8 +520,8 @@ def test_writer_refuses_unknown_writer_feature(tmp_path):
         W.append(location, pa.table({"a": [1]}))
     assert err.value.feature == "bogusFeature"
     assert versions(location) == [0]
-    with pytest.raises(Unsupported):
-        W.create_table(str(tmp_path / "u"), SCHEMA, properties={"delta.enableRowTracking": "true"})
+    with pytest.raises(Unsupported, match="typeWidening"):
+        W.create_table(str(tmp_path / "u"), SCHEMA, features=("typeWidening",))
 
 
 @pytest.mark.rule("DELTA-FEATURE-007")
