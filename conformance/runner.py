@@ -13,6 +13,11 @@ the expected result. Each (case, writer, reader, version) cell gets one status:
                   raised ``Unsupported``;
 * ``skip``        the engine is not usable here (not installed), or no selected writer builds it.
 
+Each non-pass cell carries its explanation when one is known (results.json key ``finding``): a
+registered engine finding from ``conformance.findings``, a capability the engine declares it
+lacks, or a table the writer cannot build. A fail, error or undeclared unsupported cell without
+one is *unexplained*: the report flags it as new.
+
 Nothing here is format-specific: formats live in the cases and the engines. An engine raising
 anything (Rust panics surface as ``BaseException``) costs one cell, never the run.
 """
@@ -31,6 +36,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence, TextIO
 
 from conformance.compare import compare
 from conformance.engines.base import TIME_TRAVEL, TIMESTAMP_TRAVEL, Engine
+from conformance.findings import FINDING_STATUSES, capability_explanation, explain, not_built_explanation
 from conformance.model import Case, Expected, Result, TableRef
 from conformance.redact import redact, register_secret
 
@@ -220,8 +226,8 @@ def _norm_meta(value: Any) -> Any:
     return value
 
 
-def check_cell(case: Case, expected: Expected, reader: Engine, table: TableRef) -> tuple[str, str, str]:
-    """Read one cell and judge it: ``(status, message, diff)``. Never raises (except Ctrl-C)."""
+def capability_gap(case: Case, expected: Expected, reader: Engine) -> str | None:
+    """Why ``reader`` declares it cannot read this cell (``needs X (X: reason)``), or None."""
     caps = reader.capabilities()
     needed = list(case.features)
     if expected.timestamp is not None:
@@ -229,9 +235,34 @@ def check_cell(case: Case, expected: Expected, reader: Engine, table: TableRef) 
     elif expected.version is not None:
         needed.append(TIME_TRAVEL)
     missing = list(dict.fromkeys(caps.missing_read_features(case.format, needed)))
-    if missing:
-        reasons = "; ".join(f"{f}: {caps.reason(f)}" for f in missing)
-        return "unsupported", _short(f"needs {', '.join(missing)} ({reasons})"), ""
+    if not missing:
+        return None
+    reasons = "; ".join(f"{f}: {caps.reason(f)}" for f in missing)
+    return _short(f"needs {', '.join(missing)} ({reasons})")
+
+
+def explain_cell(case: Case, expected: Expected, reader: Engine, status: str) -> dict[str, Any] | None:
+    """The explanation attached to a non-pass cell: a registered finding, else a declared capability gap."""
+    if status not in FINDING_STATUSES:
+        return None
+    finding = explain(case.id, reader.name, status)
+    if finding is not None:
+        return finding.to_dict()
+    if status == "unsupported":
+        try:
+            gap = capability_gap(case, expected, reader)
+        except Exception:  # noqa: BLE001 - an explanation never costs the cell
+            gap = None
+        if gap:
+            return capability_explanation(gap)
+    return None
+
+
+def check_cell(case: Case, expected: Expected, reader: Engine, table: TableRef) -> tuple[str, str, str]:
+    """Read one cell and judge it: ``(status, message, diff)``. Never raises (except Ctrl-C)."""
+    gap = capability_gap(case, expected, reader)
+    if gap:
+        return "unsupported", gap, ""
 
     at = None if expected.timestamp is not None else expected.version
     where = f"as of {expected.timestamp}" if expected.timestamp is not None else (
@@ -451,7 +482,8 @@ def _run_plan(plan, store: Store, unavailable: Mapping[str, str | None], emit, b
             for reader in case_readers:
                 for exp in case.expected:
                     if build_status is not None:
-                        emit(_result(case, writer.name, reader.name, exp, build_status, build_message, seconds=0.0))
+                        why = not_built_explanation(build_message) if build_status == "unsupported" else None
+                        emit(_result(case, writer.name, reader.name, exp, build_status, build_message, seconds=0.0, finding=why))
                         continue
                     reason = unavailable.get(reader.name)
                     if reason:
@@ -464,10 +496,12 @@ def _run_plan(plan, store: Store, unavailable: Mapping[str, str | None], emit, b
                         raise
                     except BaseException as exc:  # noqa: BLE001 - a harness bug must not end the run either
                         status, message, diff = "error", f"harness error: {describe_exception(exc)}", ""
+                    seconds = time.perf_counter() - started
                     emit(
                         _result(
                             case, writer.name, reader.name, exp, status, message, diff=diff,
-                            seconds=time.perf_counter() - started, build_seconds=build_seconds,
+                            seconds=seconds, build_seconds=build_seconds,
+                            finding=explain_cell(case, exp, reader, status),
                         )
                     )
         bar.case_done(case)
@@ -484,6 +518,7 @@ def _result(
     diff: str = "",
     seconds: float = 0.0,
     build_seconds: float | None = None,
+    finding: Mapping[str, Any] | None = None,
 ) -> tuple[Result, dict[str, Any]]:
     """One cell, and the extra keys results.json carries for it."""
     result = Result(
@@ -497,6 +532,9 @@ def _result(
         extras["expected_error"] = exp.error
     if build_seconds is not None:
         extras["build_seconds"] = round(build_seconds, 4)
+    if finding is not None:
+        # The explanation travels with the cell so `lakeconf report` re-renders without the registry.
+        extras["finding"] = dict(finding)
     return result, extras
 
 

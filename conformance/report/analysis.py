@@ -9,6 +9,9 @@ from typing import Any
 from conformance.model import STATUSES
 
 NON_PASS = ("fail", "error", "unsupported", "skip")
+# Non-pass statuses that need an explanation (a skip says why in its message: the engine or the
+# writer is not available here).
+NEEDS_EXPLANATION = ("fail", "error", "unsupported")
 
 
 def version_label(r: dict[str, Any]) -> str:
@@ -41,6 +44,26 @@ class Finding:
 
 
 @dataclass(slots=True)
+class Explanation:
+    """One known cause (a registered finding, a declared capability, a case not built) and its cells."""
+
+    key: str  # the finding id, or the cause text for capability/build explanations
+    number: int  # [n] in the report
+    info: dict[str, Any]  # the result dict's ``finding`` (cause, spec, rules, kind, ...)
+    cells: list[tuple[Row, str]] = field(default_factory=list)  # (row, reader)
+
+    @property
+    def engines(self) -> list[str]:
+        """The readers whose cells it explains, in first-seen order."""
+        return list(dict.fromkeys(reader for _, reader in self.cells))
+
+    @property
+    def cases(self) -> list[str]:
+        """The cases whose cells it explains, in first-seen order."""
+        return list(dict.fromkeys(row.case for row, _ in self.cells))
+
+
+@dataclass(slots=True)
 class Analysis:
     """Everything the renderers need."""
 
@@ -51,6 +74,26 @@ class Analysis:
     totals: dict[str, int]
     findings: list[Finding]
     multi_writer: bool
+    explanations: list[Explanation] = field(default_factory=list)
+    unexplained: list[tuple[Row, str]] = field(default_factory=list)  # (row, reader) of fail/error/unsupported cells without one
+
+    def explanation_of(self, r: dict[str, Any]) -> Explanation | None:
+        """The explanation of one result dict (None if it has none)."""
+        info = r.get("finding")
+        if not isinstance(info, dict):
+            return None
+        key = explanation_key(info)
+        return next((e for e in self.explanations if e.key == key), None)
+
+
+def explanation_key(info: dict[str, Any]) -> str:
+    """How explanations are grouped: by finding id, else by source and cause."""
+    return str(info.get("id") or f"{info.get('source', '?')}: {info.get('cause', '')}")
+
+
+def is_unexplained(r: dict[str, Any]) -> bool:
+    """A fail, error or unsupported cell that carries no explanation."""
+    return r.get("status") in NEEDS_EXPLANATION and not isinstance(r.get("finding"), dict)
 
 
 def analyse(doc: dict[str, Any]) -> Analysis:
@@ -74,15 +117,41 @@ def analyse(doc: dict[str, Any]) -> Analysis:
         totals[r["status"]] += 1
     readers = [n for n in readers if n in counts] or readers
     writers = {row.writer for row in rows.values()}
+    explanations: "OrderedDict[str, Explanation]" = OrderedDict()
+    unexplained: list[tuple[Row, str]] = []
+    for row in rows.values():
+        for reader, r in row.cells.items():
+            if r.get("status") not in NEEDS_EXPLANATION:
+                continue
+            info = r.get("finding")
+            if not isinstance(info, dict):
+                unexplained.append((row, reader))
+                continue
+            key = explanation_key(info)
+            if key not in explanations:
+                explanations[key] = Explanation(key=key, number=len(explanations) + 1, info=info)
+            explanations[key].cells.append((row, reader))
     return Analysis(
         doc=doc,
         readers=readers,
         rows=list(rows.values()),
         counts=counts,
         totals=totals,
-        findings=_findings(list(rows.values()), doc.get("cases", {})),
+        findings=_findings(list(rows.values()), doc.get("cases", {}), {k: e.number for k, e in explanations.items()}),
         multi_writer=len(writers) > 1,
+        explanations=list(explanations.values()),
+        unexplained=unexplained,
     )
+
+
+def explanation_text(info: dict[str, Any]) -> str:
+    """One line: cause, the spec's side and the rules (what a report shows next to a cell)."""
+    rules = ", ".join(info.get("rules") or [])
+    section = info.get("section")
+    where = "; ".join(x for x in (rules, f"PROTOCOL.md: {section}" if section else "") if x)
+    kind = info.get("kind")
+    head = f"[{kind}] " if kind else ""
+    return f"{head}{info.get('cause', '')} Spec: {info.get('spec', '')}" + (f" ({where})" if where else "")
 
 
 def _expectation(row: Row, cases: dict[str, Any]) -> str:
@@ -93,7 +162,7 @@ def _expectation(row: Row, cases: dict[str, Any]) -> str:
     return "the expected rows (the case's expected result encodes the spec)"
 
 
-def _findings(rows: list[Row], cases: dict[str, Any]) -> list[Finding]:
+def _findings(rows: list[Row], cases: dict[str, Any], numbers: dict[str, int] | None = None) -> list[Finding]:
     out = []
     for row in rows:
         passed = sorted(n for n, r in row.cells.items() if r["status"] == "pass")
@@ -105,7 +174,7 @@ def _findings(rows: list[Row], cases: dict[str, Any]) -> list[Finding]:
             out.append(Finding(row=row, kind="build-failed", agree=[], differ=wrong, text=text))
             continue
         expectation = _expectation(row, cases)
-        details = "; ".join(f"{n}: {row.cells[n]['status']} ({row.cells[n]['message'][:160]})" for n in wrong)
+        details = "; ".join(_detail(n, row.cells[n], numbers or {}) for n in wrong)
         if passed:
             text = (
                 f"{', '.join(passed)} match {expectation}; {', '.join(wrong)} differ "
@@ -119,3 +188,14 @@ def _findings(rows: list[Row], cases: dict[str, Any]) -> list[Finding]:
             )
             out.append(Finding(row=row, kind="no-engine-matches", agree=[], differ=wrong, text=text))
     return out
+
+
+def _detail(reader: str, r: dict[str, Any], numbers: dict[str, int]) -> str:
+    """A differing reader in a finding: its status and message, and its known finding [n] if any."""
+    text = f"{reader}: {r['status']} ({r['message'][:160]})"
+    info = r.get("finding")
+    if isinstance(info, dict):
+        key = explanation_key(info)
+        ref = f"[{numbers[key]}] " if key in numbers else ""
+        return text + f" - known finding {ref}{info.get('id') or info.get('kind', '')}"
+    return text + " - UNEXPLAINED (not in conformance/findings.py)"

@@ -1,8 +1,9 @@
 """results.json -> report.html: one self-contained page, a cases x engines matrix readable at a glance.
 
-Each cell is coloured by status; a non-pass cell opens (details/summary) to its message and
-minimal diff, and carries them in its ``title`` for a hover. Findings first say where engines
-disagree and which side the expected result (the spec) supports.
+Each cell is coloured by status; a non-pass cell opens (details/summary) to its message, minimal
+diff and known explanation, and carries them in its ``title`` for a hover. The page opens with
+the count of unexplained non-pass cells (what is new for a vendor) and lists them; known findings
+say what each engine does and which side the spec supports; explained cells point to them ``[n]``.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from html import escape
 from typing import Any
 
 from conformance.model import STATUSES
-from conformance.report.analysis import Analysis, analyse
+from conformance.report.analysis import Analysis, analyse, explanation_text
 
 COLOURS = {
     "pass": "#2e7d32",
@@ -31,10 +32,15 @@ td.st details summary{cursor:pointer;list-style:none} td.st details[open]{text-a
 td.st pre{white-space:pre-wrap;max-width:40rem;background:#fff;color:#222;padding:.4rem;margin:.3rem 0 0;font-size:.85em}
 .legend span{display:inline-block;padding:.1rem .5rem;margin-right:.3rem;color:#fff;border-radius:3px}
 .finding{margin:.3rem 0} .num{text-align:right}
+.banner{padding:.5rem .8rem;border-radius:4px;margin:.6rem 0;font-weight:600}
+.banner.new{background:#ffebee;border:2px solid #c62828;color:#b71c1c} .banner.ok{background:#e8f5e9;border:1px solid #2e7d32}
+.tag{font-size:.75em;font-weight:700;padding:0 .25rem;border-radius:3px;background:#fff;color:#222;margin-left:.2rem}
+.tag.new{background:#ffeb3b}
+dl.known dt{margin-top:.6rem} dl.known dd{margin-left:1.2rem}
 """
 
 
-def _status_cell(r: dict[str, Any] | None) -> str:
+def _status_cell(r: dict[str, Any] | None, a: Analysis | None = None) -> str:
     if r is None:
         return '<td class="st" style="background:#fff"></td>'
     status = r["status"]
@@ -45,10 +51,19 @@ def _status_cell(r: dict[str, Any] | None) -> str:
     secs = f" {r.get('seconds', 0):.2f}s" if status in ("pass", "fail") else ""
     if status == "pass":
         return f'<td class="st" style="background:{colour};color:{fg}" title="{escape(tip or "pass")}">pass{secs}</td>'
-    body = escape(text) + (("\n\n" + escape(r["diff"])) if r.get("diff") else "")
+    e = a.explanation_of(r) if a is not None else None
+    tag = ""
+    known = ""
+    if e is not None:
+        tag = f'<span class="tag">[{e.number}]</span>'
+        known = "\n\nKnown finding [" + str(e.number) + "]: " + explanation_text(e.info)
+    elif status in ("fail", "error", "unsupported"):
+        tag = '<span class="tag new">NEW</span>'
+        known = "\n\nUNEXPLAINED: not in conformance/findings.py"
+    body = escape(text) + (("\n\n" + escape(r["diff"])) if r.get("diff") else "") + escape(known)
     return (
-        f'<td class="st" style="background:{colour};color:{fg}" title="{escape(tip)}">'
-        f"<details><summary>{status}{secs}</summary><pre>{body}</pre></details></td>"
+        f'<td class="st" style="background:{colour};color:{fg}" title="{escape(tip + known)}">'
+        f"<details><summary>{status}{secs}{tag}</summary><pre>{body}</pre></details></td>"
     )
 
 
@@ -65,6 +80,7 @@ def render_html(doc: dict[str, Any], analysis: Analysis | None = None) -> str:
         f"{escape(str(doc.get('store', '?')))} &middot; {sum(a.totals.values())} cells: "
         + ", ".join(f"{a.totals[s]} {s}" for s in STATUSES)
         + "</div>",
+        _banner(a),
         '<div class="legend">' + "".join(
             f'<span style="background:{COLOURS[s]};color:{"#222" if s == "skip" else "#fff"}">{s}</span>' for s in STATUSES
         ) + "</div>",
@@ -80,6 +96,40 @@ def render_html(doc: dict[str, Any], analysis: Analysis | None = None) -> str:
             + "".join(f'<td class="num">{c.get(s, 0)}</td>' for s in STATUSES) + "</tr>"
         )
     parts.append("</table>")
+
+    parts.append('<h2 id="unexplained">Unexplained non-passes</h2>')
+    if not a.unexplained:
+        parts.append("<p>None: every fail, error and unsupported cell has a known explanation.</p>")
+    else:
+        parts.append("<ul>")
+        for row, reader in a.unexplained:
+            r = row.cells[reader]
+            parts.append(
+                f'<li class="finding"><code>{escape(row.case)}</code> {escape(row.snapshot)}, read by '
+                f"<b>{escape(reader)}</b> (writer {escape(row.writer)}): {escape(r['status'])}: "
+                f"{escape(r.get('message', '')[:300])}</li>"
+            )
+        parts.append("</ul><p>Triage each: reproduce it with the engine, read the spec section, then register the "
+                     "cause in <code>conformance/findings.py</code> (or fix the case if the engine is right).</p>")
+
+    parts.append('<h2 id="known">Known findings</h2>')
+    if not a.explanations:
+        parts.append("<p>No non-pass cell is explained by a known finding.</p>")
+    else:
+        parts.append('<dl class="known">')
+        for e in a.explanations:
+            info = e.info
+            rules = ", ".join(info.get("rules") or [])
+            section = f"; PROTOCOL.md: {info['section']}" if info.get("section") else ""
+            parts.append(
+                f"<dt><b>[{e.number}] {escape(str(info.get('id') or info.get('kind', '')))}</b> "
+                f"({escape(str(info.get('kind', '')))}; {len(e.cells)} cell(s); engines: {escape(', '.join(e.engines))}; "
+                f"cases: {escape(', '.join(e.cases))})</dt>"
+                f"<dd><b>Cause:</b> {escape(str(info.get('cause', '')))}</dd>"
+                f"<dd><b>Spec:</b> {escape(str(info.get('spec', '')))}</dd>"
+                + (f"<dd><b>Rules:</b> {escape(rules + section)}</dd>" if rules or section else "")
+            )
+        parts.append("</dl>")
 
     parts.append("<h2>Findings</h2>")
     if not a.findings:
@@ -107,6 +157,20 @@ def render_html(doc: dict[str, Any], analysis: Analysis | None = None) -> str:
         parts.append(f'<tr><td class="case" title="{title}">{escape(row.case)}</td><td>{escape(row.snapshot)}</td>')
         if a.multi_writer:
             parts.append(f"<td>{escape(row.writer)}</td>")
-        parts.append("".join(_status_cell(row.cells.get(reader)) for reader in a.readers) + "</tr>")
+        parts.append("".join(_status_cell(row.cells.get(reader), a) for reader in a.readers) + "</tr>")
     parts.append("</table></body></html>")
     return "\n".join(parts) + "\n"
+
+
+def _banner(a: Analysis) -> str:
+    """The line a vendor reads first: how many non-pass cells are new (unexplained)."""
+    explained = sum(len(e.cells) for e in a.explanations)
+    if a.unexplained:
+        return (
+            f'<div class="banner new"><a href="#unexplained">{len(a.unexplained)} unexplained non-pass cell(s)</a> '
+            f"(not in the findings registry); {explained} explained by {len(a.explanations)} known finding(s).</div>"
+        )
+    return (
+        f'<div class="banner ok">0 unexplained non-pass cells; {explained} explained by '
+        f"{len(a.explanations)} known finding(s).</div>"
+    )

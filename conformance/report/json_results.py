@@ -41,6 +41,11 @@ def problems(doc: Any) -> list[str]:
         for key, typ in RESULT_KEYS.items():
             if key not in r or not isinstance(r[key], typ) or (key == "version" and isinstance(r[key], bool)):
                 out.append(f"results[{i}].{key} missing or wrong type")
+        found = r.get("finding")
+        if found is not None and not (
+            isinstance(found, dict) and isinstance(found.get("cause"), str) and isinstance(found.get("spec"), str)
+        ):
+            out.append(f"results[{i}].finding is not an object with 'cause' and 'spec' strings")
         if r.get("status") not in STATUSES:
             out.append(f"results[{i}].status {r.get('status')!r} is not one of {', '.join(STATUSES)}")
         if len(out) > 20:

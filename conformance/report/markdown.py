@@ -1,11 +1,16 @@
-"""results.json -> report.md: engines, the matrix, findings, then every non-pass cell's details."""
+"""results.json -> report.md: unexplained non-passes first, engines, the matrix, known findings, details.
+
+A vendor sees at a glance what is new: the count of unexplained non-pass cells heads the report,
+each such cell is listed, and in the matrix it reads ``(NEW)``; an explained cell points to its
+known finding ``[n]``, which says what the engine does and which side the spec supports.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
 from conformance.model import STATUSES
-from conformance.report.analysis import Analysis, analyse
+from conformance.report.analysis import Analysis, analyse, explanation_text
 
 SYMBOL = {"pass": "pass", "fail": "**FAIL**", "error": "**ERROR**", "unsupported": "unsupported", "skip": "skip"}
 
@@ -24,6 +29,16 @@ def render_markdown(doc: dict[str, Any], analysis: Analysis | None = None) -> st
     out.append(
         f"{sum(t.values())} cells: " + ", ".join(f"{t[s]} {s}" for s in STATUSES) + "."
     )
+    explained = sum(len(e.cells) for e in a.explanations)
+    out.append("")
+    if a.unexplained:
+        out.append(
+            f"**{len(a.unexplained)} unexplained non-pass cell(s)** (new: not in the findings registry; see "
+            f"[Unexplained non-passes](#unexplained-non-passes)); {explained} explained by "
+            f"{len(a.explanations)} known finding(s)."
+        )
+    else:
+        out.append(f"**0 unexplained non-pass cells**; {explained} explained by {len(a.explanations)} known finding(s).")
     out += ["", "## Engines", "", "| engine | version | roles | " + " | ".join(STATUSES) + " |",
             "|---|---|---|" + "---:|" * len(STATUSES)]
     for e in doc.get("engines", []):
@@ -34,6 +49,19 @@ def render_markdown(doc: dict[str, Any], analysis: Analysis | None = None) -> st
             + " | ".join(str(c.get(s, 0)) for s in STATUSES) + " |"
         )
 
+    out += ["", "## Unexplained non-passes", ""]
+    if not a.unexplained:
+        out.append("None: every fail, error and unsupported cell has a known explanation.")
+    for row, reader in a.unexplained:
+        r = row.cells[reader]
+        out.append(
+            f"- `{row.case}` {row.snapshot}, read by {reader} (writer {row.writer}): {r['status']}: "
+            f"{_cell(r.get('message', ''))[:300]}"
+        )
+    if a.unexplained:
+        out += ["", "Triage each: reproduce it with the engine, read the spec section, then register the cause in "
+                "`conformance/findings.py` (or fix the case if the engine is right)."]
+
     out += ["", "## Matrix", ""]
     head = ["case", "snapshot"] + (["writer"] if a.multi_writer else []) + a.readers
     out.append("| " + " | ".join(head) + " |")
@@ -42,8 +70,27 @@ def render_markdown(doc: dict[str, Any], analysis: Analysis | None = None) -> st
         cells = [f"`{row.case}`", row.snapshot] + ([row.writer] if a.multi_writer else [])
         for reader in a.readers:
             r = row.cells.get(reader)
-            cells.append(SYMBOL[r["status"]] if r else "")
+            cells.append(_matrix_cell(a, r) if r else "")
         out.append("| " + " | ".join(cells) + " |")
+
+    out += ["", "## Known findings", ""]
+    if not a.explanations:
+        out.append("No non-pass cell is explained by a known finding.")
+    for e in a.explanations:
+        info = e.info
+        label = info.get("id") or info.get("kind", "")
+        out.append(
+            f"- **[{e.number}] {_cell(label)}** ({_cell(info.get('kind', ''))}; {len(e.cells)} cell(s); "
+            f"engines: {', '.join(e.engines)}; cases: {', '.join(f'`{c}`' for c in e.cases)})"
+        )
+        out.append(f"  - Cause: {_cell(info.get('cause', ''))}")
+        out.append(f"  - Spec: {_cell(info.get('spec', ''))}")
+        refs = [", ".join(info.get("rules") or [])]
+        if info.get("section"):
+            refs.append(f"PROTOCOL.md: {info['section']}")
+        refs = [x for x in refs if x]
+        if refs:
+            out.append(f"  - Rules: {_cell('; '.join(refs))}")
 
     out += ["", "## Findings", ""]
     if not a.findings:
@@ -62,9 +109,25 @@ def render_markdown(doc: dict[str, Any], analysis: Analysis | None = None) -> st
         out.append(f"### `{row.case}` {row.snapshot}, read by {reader} (writer {row.writer}): {r['status']}")
         out.append("")
         out.append(_cell(r.get("message", "")) or "(no message)")
+        e = a.explanation_of(r)
+        if e is not None:
+            out += ["", f"Known finding [{e.number}]: {_cell(explanation_text(e.info))}"]
+        elif r["status"] in ("fail", "error", "unsupported"):
+            out += ["", "**UNEXPLAINED**: not in conformance/findings.py."]
         if r.get("diff"):
             out += ["", "```", r["diff"].replace("```", "'''"), "```"]
         if r.get("rules"):
             out += ["", "Rules: " + ", ".join(r["rules"])]
         out.append("")
     return "\n".join(out).rstrip() + "\n"
+
+
+def _matrix_cell(a: Analysis, r: dict) -> str:
+    """A matrix cell: the status, with ``[n]`` for a known finding or ``(NEW)`` when unexplained."""
+    text = SYMBOL[r["status"]]
+    e = a.explanation_of(r)
+    if e is not None:
+        return f"{text} [{e.number}]"
+    if r["status"] in ("fail", "error", "unsupported"):
+        return f"{text} (NEW)"
+    return text

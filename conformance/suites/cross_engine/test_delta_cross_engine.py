@@ -1,9 +1,16 @@
 """Cross-engine Delta suite: every registry case, built by the reference writer, read by every engine.
 
 The reference reader must match every expected result (a failure here is a reference bug or a
-case bug). Other engines' disagreements are findings about those engines, not failures of the
-kit: they show as xfail with the engine's answer, unsupported capabilities as skips with the
-reason; `lakeconf run` puts the same cells in the report. Each test carries the case's rule ids.
+case bug). Another engine's non-pass must be a *known* finding, registered in
+``conformance/findings.py`` with its cause and the side the spec supports:
+
+* registered (same status) -> xfail, with the explanation;
+* not registered -> FAIL: triage it into conformance/findings.py (or fix the case);
+* registered but every cell now passes -> FAIL: a stale finding, remove the entry;
+* unsupported because the engine declares it lacks a capability -> skip with the reason.
+
+`lakeconf run` puts the same cells, with the same explanations, in the report. Each test
+carries the case's rule ids.
 """
 
 from __future__ import annotations
@@ -11,7 +18,8 @@ from __future__ import annotations
 import pytest
 
 from conformance.engines.registry import load_engines
-from conformance.runner import check_cell, make_store
+from conformance.findings import explain, findings_for
+from conformance.runner import capability_gap, check_cell, make_store
 
 READERS = ["reference", "deltalake", "deltalake-datafusion", "duckdb", "polars", "daft"]
 
@@ -80,19 +88,60 @@ def test_reader_matches_expected(case, reader, engines, built):
     if reason:
         pytest.skip(f"{reader} unavailable: {reason}")
     cells = [(exp, *check_cell(case, exp, engine, table)) for exp in case.expected]
-    wrong = [f"{_where(e)}: {status}: {msg}" + (f"\n{diff}" if diff else "")
-             for e, status, msg, diff in cells if status in ("fail", "error")]
-    unsupported = [f"{_where(e)}: {msg}" for e, status, msg, _ in cells if status == "unsupported"]
-    if wrong:
-        text = f"{case.id} read by {reader}:\n" + "\n".join(wrong)
-        if reader == "reference":
-            pytest.fail(text)
-        pytest.xfail(text)
-    if unsupported and reader == "reference":
-        # The corpus is the reference's scope: a feature it does not implement is a gap to close.
-        pytest.fail(f"{case.id}: the reference does not support it: " + "; ".join(unsupported))
-    if unsupported and len(unsupported) == len(cells):
-        pytest.skip("; ".join(unsupported))
+    if reader == "reference":
+        wrong = [f"{_where(e)}: {status}: {msg}" + (f"\n{diff}" if diff else "")
+                 for e, status, msg, diff in cells if status in ("fail", "error")]
+        if wrong:
+            pytest.fail(f"{case.id} read by reference:\n" + "\n".join(wrong))
+        unsupported = [f"{_where(e)}: {msg}" for e, status, msg, _ in cells if status == "unsupported"]
+        if unsupported:
+            # The corpus is the reference's scope: a feature it does not implement is a gap to close.
+            pytest.fail(f"{case.id}: the reference does not support it: " + "; ".join(unsupported))
+        return
+    _judge_published(case, reader, engine, cells)
+
+
+def _judge_published(case, reader, engine, cells) -> None:
+    """xfail known findings, fail unregistered non-passes and stale entries, skip declared gaps."""
+    explained, unexplained, declared = [], [], []
+    for exp, status, msg, diff in cells:
+        if status not in ("fail", "error", "unsupported"):
+            continue
+        line = f"{_where(exp)}: {status}: {msg}" + (f"\n{diff}" if diff else "")
+        finding = explain(case.id, reader, status)
+        if status == "unsupported" and capability_gap(case, exp, engine):
+            # Declared by the engine: already explained by the capability's reason.
+            declared.append(f"{_where(exp)}: {msg}" + (f" [known finding {finding.id}]" if finding else ""))
+        elif finding is not None:
+            explained.append((line, finding))
+        else:
+            unexplained.append(line)
+    statuses = {status for _, status, _, _ in cells}
+    stale = [f for f in findings_for(case.id, reader) if f.status not in statuses]
+    problems = []
+    if unexplained:
+        problems.append(
+            f"{case.id} read by {reader}: non-pass not in conformance/findings.py. Triage it: reproduce it with "
+            f"the engine, read the PROTOCOL.md section, then register the cause and the side the spec supports "
+            f"(or fix the case if the engine is right):\n" + "\n".join(unexplained)
+        )
+    for f in stale:
+        problems.append(
+            f"stale finding {f.id!r}: {reader} no longer shows {f.status} on {case.id} (statuses now: "
+            f"{', '.join(sorted(statuses))}); the engine now passes or behaves differently: remove or update the "
+            f"entry in conformance/findings.py"
+        )
+    if problems:
+        pytest.fail("\n\n".join(problems))
+    if explained:
+        text = "\n".join(
+            f"{line}\n  known finding {f.id} [{f.upstream or 'finding'}]: {f.cause}\n  spec: {f.spec} "
+            f"({', '.join(f.rules)}; PROTOCOL.md: {f.section})"
+            for line, f in explained
+        )
+        pytest.xfail(f"{case.id} read by {reader}:\n{text}")
+    if declared and len(declared) == len(cells):
+        pytest.skip("; ".join(declared))
 
 
 def _where(exp) -> str:

@@ -47,7 +47,8 @@ def test_markdown_has_engines_matrix_findings_and_details(results_doc):
     md = render_markdown(results_doc)
     assert "| alpha | 1.2.3 | reader | 1 | 3 | 0 | 1 | 0 |" in md
     assert "| `delta/basic` | v0 | pass | pass | skip |" in md
-    assert "| `delta/basic` | latest | pass | **FAIL** | skip |" in md
+    # no explanation in the synthetic document: the failing cell is flagged as new
+    assert "| `delta/basic` | latest | pass | **FAIL** (NEW) | skip |" in md
     assert "## Findings" in md and "engines disagree" in md
     assert "- (3, 'c')" in md  # the diff of a failing cell
     assert "beta (unavailable: not installed)" in md

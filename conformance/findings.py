@@ -1,0 +1,501 @@
+"""Known engine disagreements: a reviewed registry explaining every non-pass of a published engine.
+
+Each entry says what the engine does (``cause``), which side the spec supports and why
+(``spec``, citing rule ids of ``conformance/rules/<format>.md`` and the PROTOCOL.md section),
+and the status the engine's cells show (``status``: ``fail``, ``error`` or ``unsupported``).
+One entry covers every (case, engine) cell the same cause explains. The runner attaches the
+matching entry to each result dict (key ``finding``), so a report re-renders without this
+module; the cross-engine suite turns a registered non-pass into an xfail, an unregistered one
+into a failure ("triage it here"), and an entry whose cells now pass into a failure ("stale").
+
+Triage a new non-pass: reproduce it with the engine directly, read the spec section, then add
+an entry here (or, if the engine is right, fix the case and regenerate goldens). Entries never
+name the reference engine: a reference non-pass is a kit bug, never an explained finding.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any, Iterable, Literal, Mapping
+
+FindingStatus = Literal["fail", "error", "unsupported"]
+Upstream = Literal["engine bug", "engine limitation", "spec ambiguity"]
+FINDING_STATUSES: tuple[str, ...] = ("fail", "error", "unsupported")
+UPSTREAM_KINDS: tuple[str, ...] = ("engine bug", "engine limitation", "spec ambiguity")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Finding:
+    """One cause explaining the non-pass cells of some engines on some cases."""
+
+    id: str  # short stable slug, shown in reports
+    engines: tuple[str, ...]
+    cases: tuple[str, ...]  # case ids, or fnmatch globs over case ids
+    status: FindingStatus  # the status class the explained cells have
+    cause: str  # one sentence: what the engine does
+    spec: str  # which side the spec supports, and why (quotes the spec where short)
+    rules: tuple[str, ...]  # rule ids from conformance/rules/<format>.md
+    section: str  # the PROTOCOL.md section(s) the spec side rests on
+    upstream: Upstream | None = None
+    versions: Mapping[str, str] = field(default_factory=dict)  # engine -> version(s) it was seen with
+
+    def covers(self, case_id: str, engine: str) -> bool:
+        """Whether this entry is about ``engine`` reading ``case_id``."""
+        return engine in self.engines and any(fnmatch.fnmatchcase(case_id, p) for p in self.cases)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The shape attached to a result dict (results.json key ``finding``)."""
+        return {
+            "source": "registry",
+            "id": self.id,
+            "kind": self.upstream or "finding",
+            "status": self.status,
+            "cause": self.cause,
+            "spec": self.spec,
+            "rules": list(self.rules),
+            "section": self.section,
+        }
+
+
+_DELTA_RS = "1.6.6"
+_SEEN_ALL = {
+    "deltalake": _DELTA_RS, "deltalake-datafusion": _DELTA_RS, "duckdb": "1.5.5 (delta extension 1.5.5)",
+    "polars": "1.44.2", "daft": "0.7.26",
+}
+
+
+def _seen(*engines: str) -> dict[str, str]:
+    return {e: _SEEN_ALL[e] for e in engines}
+
+
+_DV_CASES = (
+    "delta/checkpoint-with-deletion-vectors", "delta/deletion-vector-absolute-path", "delta/deletion-vector-inline",
+    "delta/deletion-vector-restore", "delta/deletion-vectors", "delta/deletion-vectors-shared-file",
+    "delta/neg-dv-corrupt", "delta/neg-dv-file-missing", "delta/neg-dv-unknown-storage-type",
+)
+_CM_CASES = (
+    "delta/checkpoint-column-mapping-struct-stats", "delta/column-mapping-drop-readd", "delta/column-mapping-id",
+    "delta/column-mapping-legacy-protocol", "delta/column-mapping-name", "delta/column-mapping-special-names",
+    "delta/neg-column-mapping-unknown-mode",
+)
+_V2CKPT_CASES = ("delta/checkpoint-v2-inline", "delta/checkpoint-v2-sidecars")
+
+_REFUSE_FEATURE_SPEC = (
+    "Neither side is wrong: the spec requires a reader that does not implement a listed reader feature to "
+    "refuse the table ('to read a table, readers must implement and respect all features listed in "
+    "readerFeatures'), so the refusal is conformant; the gap is a missing feature, and the reference's rows "
+    "are what a reader implementing it returns."
+)
+
+FINDINGS: tuple[Finding, ...] = (
+    # ---------------------------------------------------------------- log and checkpoints
+    Finding(
+        id="kernel-trusts-incomplete-checkpoint-hint",
+        engines=("deltalake", "deltalake-datafusion", "duckdb", "polars", "daft"),
+        cases=("delta/checkpoint-multipart-incomplete-hinted",),
+        status="error",
+        cause=(
+            "delta-kernel-rs (under delta-rs, and bundled in DuckDB's delta extension) follows _last_checkpoint "
+            "to the v3 multi-part checkpoint, finds part 2 of 3 missing and raises 'Had a _last_checkpoint hint "
+            "but didn't find any checkpoints' instead of falling back to the complete v1 checkpoint."
+        ),
+        spec=(
+            "The spec supports the reference: 'readers must ignore multi-part checkpoints with missing parts', "
+            "and _last_checkpoint is only a pointer readers 'can' use to avoid listing, so the table at v3 "
+            "(v1 checkpoint + commits 2..3) is well defined."
+        ),
+        rules=("DELTA-CKPT-014", "DELTA-CKPT-028"),
+        section="Checkpoints; Last Checkpoint File",
+        upstream="engine bug",
+        versions=_seen("deltalake", "deltalake-datafusion", "duckdb", "polars", "daft"),
+    ),
+    Finding(
+        id="kernel-trusts-dangling-checkpoint-hint",
+        engines=("deltalake", "deltalake-datafusion", "duckdb", "polars", "daft"),
+        cases=("delta/last-checkpoint-dangling",),
+        status="error",
+        cause=(
+            "delta-kernel-rs follows a _last_checkpoint naming a v9 checkpoint that does not exist and raises "
+            "'Had a _last_checkpoint hint but didn't find any checkpoints' instead of listing the log."
+        ),
+        spec=(
+            "The spec leans to the reference but does not settle it: _last_checkpoint is described only as a "
+            "pointer readers 'can' use instead of listing (the commits and the v2 checkpoint fully define v3), "
+            "yet no clause says what a reader does with a hint naming a missing checkpoint, so refusing is "
+            "not forbidden either."
+        ),
+        rules=("DELTA-CKPT-028", "DELTA-CKPT-004"),
+        section="Last Checkpoint File; Last Checkpoint File Schema",
+        upstream="spec ambiguity",
+        versions=_seen("deltalake", "deltalake-datafusion", "duckdb", "polars", "daft"),
+    ),
+    Finding(
+        id="accepts-two-metadata-in-one-commit",
+        engines=("deltalake", "deltalake-datafusion", "duckdb", "polars", "daft"),
+        cases=("delta/neg-two-metadata-in-commit",),
+        status="fail",
+        cause=(
+            "delta-kernel-rs / delta-rs keep one of the two metaData actions of commit 0 and read the table "
+            "without complaint (the pick is arbitrary: actions in a commit are unordered)."
+        ),
+        spec=(
+            "The spec supports the reference that the table is invalid ('There can be at most one metadata "
+            "action in a given version of the table'; a snapshot has 'a single metaData action'), but it has no "
+            "reader clause demanding refusal; expecting invalid_table is the kit's policy for an undefined state."
+        ),
+        rules=("DELTA-ACTION-003", "DELTA-REPLAY-002"),
+        section="Change Metadata; Action Reconciliation",
+        upstream="spec ambiguity",
+        versions=_seen("deltalake", "deltalake-datafusion", "duckdb", "polars", "daft"),
+    ),
+    Finding(
+        id="daft-opens-latest-snapshot-first",
+        engines=("daft",),
+        cases=("delta/neg-malformed-json", "delta/neg-version-gap"),
+        status="error",
+        cause=(
+            "daft.read_deltalake builds DeltaTable(uri) at the latest version and only then calls "
+            "load_as_version, so a broken later commit (a truncated line, a version gap) makes an intact "
+            "earlier version unreadable."
+        ),
+        spec=(
+            "The spec supports the reference: version v is the state of v-1 plus commit v, so reading v needs "
+            "only the commits up to v; the broken files lie after the requested version."
+        ),
+        rules=("DELTA-LOG-001", "DELTA-LOG-005"),
+        section="Delta Table Specification; Delta Log Entries",
+        upstream="engine limitation",
+        versions=_seen("daft"),
+    ),
+    Finding(
+        id="absolute-add-path-joined-to-root",
+        engines=("deltalake", "duckdb", "polars", "daft"),
+        cases=("delta/absolute-paths",),
+        status="error",
+        cause=(
+            "The reader prefixes the table root to an add.path that is already an absolute URI "
+            "(file:///<root>/part-…parquet) and looks for '<root>/file:/…', which does not exist "
+            "(the DataFusion path of delta-rs resolves it correctly)."
+        ),
+        spec=(
+            "The spec supports the reference: add.path is 'a relative path to a data file from the root of the "
+            "table or an absolute path', an RFC 2396 URI, so an absolute URI must be used as is."
+        ),
+        rules=("DELTA-ACTION-017",),
+        section="Add File and Remove File",
+        upstream="engine bug",
+        versions=_seen("deltalake", "duckdb", "polars", "daft"),
+    ),
+    # ---------------------------------------------------------------- time travel
+    Finding(
+        id="delta-rs-ignores-in-commit-timestamps",
+        engines=("deltalake", "deltalake-datafusion", "polars", "daft"),
+        cases=("delta/time-travel-timestamp",),
+        status="fail",
+        cause=(
+            "delta-rs resolves 'as of timestamp' from the commit files' modification times, not from "
+            "commitInfo.inCommitTimestamp, so every 2024 timestamp precedes all file times and the read clamps "
+            "to version 0 (polars and daft hand the timestamp to delta-rs)."
+        ),
+        spec=(
+            "The spec supports the reference, at SHOULD level: on an in-commit-timestamp table 'readers should "
+            "use the inCommitTimestamp as the commit timestamp for operations like time travel'."
+        ),
+        rules=("DELTA-ICT-006", "DELTA-ICT-007"),
+        section="In-Commit Timestamps > Recommendations for Readers of Tables with In-Commit Timestamps",
+        upstream="engine limitation",
+        versions=_seen("deltalake", "deltalake-datafusion", "polars", "daft"),
+    ),
+    # ---------------------------------------------------------------- partition values
+    Finding(
+        id="polars-partition-values-from-directories",
+        engines=("polars",),
+        cases=("delta/partition-dir-mismatch", "delta/partition-timestamp-forms"),
+        status="fail",
+        cause=(
+            "polars scans the data files with hive_partitioning and takes partition values from the col=value "
+            "directory names (p=zzz; the un-rounded timestamp in the path) instead of add.partitionValues."
+        ),
+        spec=(
+            "The spec supports the reference: the directory layout 'is only used to follow existing conventions "
+            "and is not required by the protocol. Actual partition values for a file must be read from the "
+            "transaction log.'"
+        ),
+        rules=("DELTA-LOG-003", "DELTA-PART-004"),
+        section="Data Files; Partition Value Serialization",
+        upstream="engine bug",
+        versions=_seen("polars"),
+    ),
+    Finding(
+        id="polars-binary-partition-from-directory",
+        engines=("polars",),
+        cases=("delta/multi-partitioned",),
+        status="error",
+        cause=(
+            "polars parses the binary partition column from the hive directory name with its CSV value parser, "
+            "which has no binary type ('unsupported data type when reading CSV: binary')."
+        ),
+        spec=(
+            "The spec supports the reference: binary partition values are escaped-byte strings in "
+            "add.partitionValues, and partition values must be read from the log, not the directory."
+        ),
+        rules=("DELTA-PART-008", "DELTA-LOG-003"),
+        section="Partition Value Serialization; Data Files",
+        upstream="engine bug",
+        versions=_seen("polars"),
+    ),
+    Finding(
+        id="deltalake-pyarrow-negative-decimal-partition",
+        engines=("deltalake",),
+        cases=("delta/multi-partitioned-typed",),
+        status="error",
+        cause=(
+            "delta-rs's pyarrow path renders the decimal(10,2) partition value -0.50 as the string '0.-50' when "
+            "it builds the partition column, and pyarrow rejects it (the DataFusion path reads it)."
+        ),
+        spec=(
+            "The spec supports the reference: numeric partition values are 'the string representation of the "
+            "number', and the log holds the valid '-0.50'."
+        ),
+        rules=("DELTA-PART-002",),
+        section="Partition Value Serialization",
+        upstream="engine bug",
+        versions=_seen("deltalake"),
+    ),
+    Finding(
+        id="datafusion-empty-string-partition-not-null",
+        engines=("deltalake-datafusion",),
+        cases=("delta/partition-empty-string-is-null",),
+        status="fail",
+        cause=(
+            "delta-rs's DataFusion scan returns '' for a string partition column whose partitionValues entry is "
+            "the empty string (the pyarrow path returns null)."
+        ),
+        spec=(
+            "The spec supports the reference: 'An empty string for any type translates to a null partition value.'"
+        ),
+        rules=("DELTA-PART-001",),
+        section="Partition Value Serialization",
+        upstream="engine bug",
+        versions=_seen("deltalake-datafusion"),
+    ),
+    # ---------------------------------------------------------------- column mapping and types
+    Finding(
+        id="duckdb-column-mapping-partition-null",
+        engines=("duckdb",),
+        cases=(
+            "delta/column-mapping-id", "delta/column-mapping-name", "delta/column-mapping-special-names",
+            "delta/checkpoint-column-mapping-struct-stats",
+        ),
+        status="fail",
+        cause=(
+            "DuckDB's delta extension returns null for the partition column of a column-mapped table: it does "
+            "not find add.partitionValues, which the log keys by the column's physical name."
+        ),
+        spec=(
+            "The spec supports the reference: in id and name mode 'partition values and column level statistics "
+            "must be resolved by their physical names', and writers track them by physical name."
+        ),
+        rules=("DELTA-COLMAP-014", "DELTA-COLMAP-008"),
+        section="Column Mapping > Reader Requirements for Column Mapping",
+        upstream="engine bug",
+        versions=_seen("duckdb"),
+    ),
+    Finding(
+        id="datafusion-accepts-unknown-column-mapping-mode",
+        engines=("deltalake-datafusion",),
+        cases=("delta/neg-column-mapping-unknown-mode",),
+        status="fail",
+        cause=(
+            "delta-rs's DataFusion path accepts delta.columnMapping.mode='bogus' on a columnMapping table and "
+            "returns a row of nulls instead of refusing."
+        ),
+        spec=(
+            "The spec supports the reference: the mode is 'one of none, id, and name', and with the columnMapping "
+            "reader feature readers 'must read the table property delta.columnMapping.mode and do one of' those "
+            "three; an unknown mode leaves no defined way to read the files."
+        ),
+        rules=("DELTA-COLMAP-001", "DELTA-FEATURE-004"),
+        section="Column Mapping; Reader Requirements for Column Mapping; Table Features",
+        upstream="engine bug",
+        versions=_seen("deltalake-datafusion"),
+    ),
+    Finding(
+        id="daft-honours-column-mapping-without-feature",
+        engines=("daft",),
+        cases=("delta/column-mapping-mode-without-feature",),
+        status="error",
+        cause=(
+            "daft applies delta.columnMapping.mode=name from the configuration of a (1,2) table without checking "
+            "the protocol, builds a field-id mapping and refuses the data files, which carry no field ids."
+        ),
+        spec=(
+            "The spec supports the reference, at SHOULD level: the mode property 'should only be honored if the "
+            "table's protocol has reader and writer versions and/or table features that support' columnMapping."
+        ),
+        rules=("DELTA-COLMAP-002",),
+        section="Column Mapping",
+        upstream="engine bug",
+        versions=_seen("daft"),
+    ),
+    Finding(
+        id="duckdb-void-type-unknown",
+        engines=("duckdb",),
+        cases=("delta/void-column",),
+        status="error",
+        cause=(
+            "The delta-kernel-rs bundled in DuckDB's delta extension does not know the void type and refuses the "
+            "schema ('Unsupported Delta table type: void')."
+        ),
+        spec=(
+            "The spec supports the reference: void is a primitive type 'not gated by any table feature', and "
+            "'readers MUST reconstruct them as all-null columns' (text added to PROTOCOL.md in 2026; older text "
+            "left void undefined)."
+        ),
+        rules=("DELTA-SCHEMA-010", "DELTA-SCHEMA-006"),
+        section="Schema Serialization Format > Primitive Types > Void Type",
+        upstream="engine limitation",
+        versions=_seen("duckdb"),
+    ),
+    # ---------------------------------------------------------------- declared capabilities
+    Finding(
+        id="deltalake-pyarrow-refuses-deletion-vectors",
+        engines=("deltalake",),
+        cases=_DV_CASES,
+        status="unsupported",
+        cause="deltalake's to_pyarrow_table() refuses tables listing the deletionVectors reader feature.",
+        spec=_REFUSE_FEATURE_SPEC,
+        rules=("DELTA-FEATURE-004", "DELTA-DV-004"),
+        section="Table Features; Deletion Vectors",
+        upstream="engine limitation",
+        versions=_seen("deltalake"),
+    ),
+    Finding(
+        id="deltalake-pyarrow-refuses-column-mapping",
+        engines=("deltalake",),
+        cases=_CM_CASES,
+        status="unsupported",
+        cause="deltalake's to_pyarrow_table() refuses tables listing the columnMapping reader feature (or reader version 2).",
+        spec=_REFUSE_FEATURE_SPEC,
+        rules=("DELTA-FEATURE-004", "DELTA-COLMAP-013"),
+        section="Table Features; Column Mapping",
+        upstream="engine limitation",
+        versions=_seen("deltalake"),
+    ),
+    Finding(
+        id="deltalake-pyarrow-refuses-v2-checkpoints",
+        engines=("deltalake",),
+        cases=_V2CKPT_CASES,
+        status="unsupported",
+        cause="deltalake's to_pyarrow_table() refuses tables listing the v2Checkpoint reader feature.",
+        spec=_REFUSE_FEATURE_SPEC,
+        rules=("DELTA-FEATURE-004", "DELTA-CKPT-034"),
+        section="Table Features; V2 Checkpoint Table Feature",
+        upstream="engine limitation",
+        versions=_seen("deltalake"),
+    ),
+    Finding(
+        id="polars-refuses-column-mapping",
+        engines=("polars",),
+        cases=_CM_CASES,
+        status="unsupported",
+        cause="polars' delta scanner refuses tables with the columnMapping reader feature (not in its SUPPORTED_READER_FEATURES).",
+        spec=_REFUSE_FEATURE_SPEC,
+        rules=("DELTA-FEATURE-004", "DELTA-COLMAP-013"),
+        section="Table Features; Column Mapping",
+        upstream="engine limitation",
+        versions=_seen("polars"),
+    ),
+    Finding(
+        id="polars-refuses-v2-checkpoints",
+        engines=("polars",),
+        cases=_V2CKPT_CASES,
+        status="unsupported",
+        cause="polars' delta scanner refuses tables with the v2Checkpoint reader feature.",
+        spec=_REFUSE_FEATURE_SPEC,
+        rules=("DELTA-FEATURE-004", "DELTA-CKPT-034"),
+        section="Table Features; V2 Checkpoint Table Feature",
+        upstream="engine limitation",
+        versions=_seen("polars"),
+    ),
+    Finding(
+        id="daft-refuses-deletion-vectors",
+        engines=("daft",),
+        cases=_DV_CASES,
+        status="unsupported",
+        cause="daft raises 'Delta Lake deletion vectors are not yet supported' on tables with delta.enableDeletionVectors=true.",
+        spec=(
+            "The spec supports the reference: rows a deletion vector invalidates 'must not be returned', so a "
+            "reader that cannot apply DVs must refuse rather than return them; daft's refusal is the conformant "
+            "fallback and the gap is a missing feature."
+        ),
+        rules=("DELTA-DV-004", "DELTA-FEATURE-004"),
+        section="Deletion Vectors > Reader Requirements for Deletion Vectors; Table Features",
+        upstream="engine limitation",
+        versions=_seen("daft"),
+    ),
+    Finding(
+        id="duckdb-no-timestamp-travel",
+        engines=("duckdb",),
+        cases=("delta/time-travel-timestamp",),
+        status="unsupported",
+        cause="DuckDB's delta_scan has a version parameter but no timestamp parameter, so 'as of timestamp' cannot be asked.",
+        spec=(
+            "Not a spec disagreement: the protocol does not require timestamp time travel; it only says which "
+            "commit timestamp a reader that offers it should use."
+        ),
+        rules=("DELTA-ICT-007",),
+        section="In-Commit Timestamps > Recommendations for Readers of Tables with In-Commit Timestamps",
+        upstream="engine limitation",
+        versions=_seen("duckdb"),
+    ),
+)
+
+
+@lru_cache(maxsize=None)
+def _by_engine() -> dict[str, tuple[Finding, ...]]:
+    out: dict[str, list[Finding]] = {}
+    for f in FINDINGS:
+        for engine in f.engines:
+            out.setdefault(engine, []).append(f)
+    return {k: tuple(v) for k, v in out.items()}
+
+
+def findings_for(case_id: str, engine: str, registry: Iterable[Finding] | None = None) -> list[Finding]:
+    """Every registered finding about ``engine`` reading ``case_id`` (any status)."""
+    pool = _by_engine().get(engine, ()) if registry is None else tuple(registry)
+    return [f for f in pool if f.covers(case_id, engine)]
+
+
+def explain(case_id: str, engine: str, status: str, registry: Iterable[Finding] | None = None) -> Finding | None:
+    """The finding that explains ``engine``'s ``status`` on ``case_id``, or None (unexplained)."""
+    for f in findings_for(case_id, engine, registry):
+        if f.status == status:
+            return f
+    return None
+
+
+def capability_explanation(reasons: str) -> dict[str, Any]:
+    """The ``finding`` dict of an unsupported cell explained by the engine's declared capabilities."""
+    return {
+        "source": "capability",
+        "kind": "declared capability",
+        "status": "unsupported",
+        "cause": reasons,
+        "spec": "Not judged: the engine declares it does not implement what the case needs.",
+        "rules": [],
+    }
+
+
+def not_built_explanation(message: str) -> dict[str, Any]:
+    """The ``finding`` dict of a cell whose table the writer declared it cannot build."""
+    return {
+        "source": "build",
+        "kind": "not built",
+        "status": "unsupported",
+        "cause": message,
+        "spec": "Not judged: no reader saw this table, the writer cannot build it.",
+        "rules": [],
+    }

@@ -1,0 +1,234 @@
+"""The findings registry (conformance/findings.py): well-formed, true to the catalog and the corpus, rendered."""
+
+from __future__ import annotations
+
+import fnmatch
+
+import pytest
+
+from conformance import findings as reg
+from conformance.engines.base import Capabilities, Engine
+from conformance.engines.registry import BUILTIN_NAMES
+from conformance.findings import FINDINGS, Finding, explain, findings_for
+from conformance.model import Expected
+from conformance.report import analyse, problems, render_html, render_markdown
+from conformance.rules import all_rules
+
+
+@pytest.fixture(scope="module")
+def case_ids() -> set[str]:
+    from conformance.cases.registry import all_cases
+
+    return {c.id for c in all_cases()}
+
+
+def test_registry_loads_with_unique_ids():
+    assert len(FINDINGS) >= 10
+    ids = [f.id for f in FINDINGS]
+    assert len(ids) == len(set(ids)), "finding ids must be unique"
+
+
+@pytest.mark.parametrize("finding", FINDINGS, ids=lambda f: f.id)
+def test_entry_is_complete(finding: Finding):
+    assert finding.status in reg.FINDING_STATUSES
+    assert finding.upstream is None or finding.upstream in reg.UPSTREAM_KINDS
+    for text in (finding.cause, finding.spec, finding.section):
+        assert text.strip(), f"{finding.id}: cause, spec and section must be non-empty"
+    assert finding.rules, f"{finding.id}: name the rule ids the spec side rests on"
+    assert finding.engines and finding.cases
+    assert set(finding.versions) <= set(finding.engines)
+
+
+@pytest.mark.parametrize("finding", FINDINGS, ids=lambda f: f.id)
+def test_entry_names_existing_cases_engines_and_rules(finding: Finding, case_ids):
+    for pattern in finding.cases:
+        assert any(fnmatch.fnmatchcase(c, pattern) for c in case_ids), f"{finding.id}: no case matches {pattern!r}"
+    for engine in finding.engines:
+        assert engine in BUILTIN_NAMES, f"{finding.id}: unknown engine {engine!r}"
+        # A reference non-pass is a kit bug: it is never explained away.
+        assert engine != "reference"
+    catalog = all_rules()
+    for rule in finding.rules:
+        assert rule in catalog, f"{finding.id}: rule {rule} is not in conformance/rules/"
+
+
+def test_one_explanation_per_cell_and_status():
+    """No (case, engine, status) is claimed by two entries (the report would have to pick one)."""
+    from conformance.cases.registry import all_cases
+
+    for case in all_cases():
+        for engine in BUILTIN_NAMES:
+            claimed = [f.status for f in findings_for(case.id, engine)]
+            assert len(claimed) == len(set(claimed)), (case.id, engine, claimed)
+
+
+def test_explain_matches_case_engine_and_status_class():
+    f = explain("delta/absolute-paths", "polars", "error")
+    assert f is not None and f.id == "absolute-add-path-joined-to-root"
+    assert explain("delta/absolute-paths", "polars", "fail") is None  # a different status class is new
+    assert explain("delta/absolute-paths", "deltalake-datafusion", "error") is None  # that engine passes
+    assert explain("delta/absolute-paths", "reference", "error") is None
+    assert explain("delta/basic-append", "polars", "fail") is None
+
+
+def test_explain_accepts_globs_and_a_custom_registry():
+    custom = [Finding(id="x", engines=("alpha",), cases=("delta/neg-*",), status="fail", cause="c", spec="s",
+                      rules=("DELTA-LOG-001",), section="Delta Log Entries")]
+    assert explain("delta/neg-gap", "alpha", "fail", custom).id == "x"
+    assert explain("delta/basic", "alpha", "fail", custom) is None
+    assert findings_for("delta/neg-gap", "beta", custom) == []
+
+
+def test_to_dict_is_what_results_json_carries():
+    d = FINDINGS[0].to_dict()
+    assert d["source"] == "registry" and d["id"] == FINDINGS[0].id
+    assert d["cause"] and d["spec"] and d["rules"] == list(FINDINGS[0].rules) and d["section"]
+
+
+# ---------------------------------------------------------------------------------------------
+# The runner attaches explanations
+# ---------------------------------------------------------------------------------------------
+
+
+class _Fake(Engine):
+    name = "polars"
+
+    def __init__(self, reasons=None):
+        self._reasons = reasons or {}
+
+    def version(self):
+        return "0"
+
+    def capabilities(self):
+        return Capabilities(read=frozenset({"delta"}), unsupported_reasons=self._reasons)
+
+    def read(self, table, *, at=None, timestamp=None, columns=None):  # pragma: no cover - never read here
+        raise AssertionError
+
+
+def _case(slug):
+    from conformance.cases.registry import all_cases
+
+    return next(c for c in all_cases(format="delta") if c.slug == slug)
+
+
+def test_runner_attaches_registered_finding_and_capability_gap():
+    from conformance.runner import explain_cell
+
+    got = explain_cell(_case("absolute-paths"), Expected(), _Fake(), "error")
+    assert got["id"] == "absolute-add-path-joined-to-root" and got["spec"].startswith("The spec supports")
+    assert explain_cell(_case("absolute-paths"), Expected(), _Fake(), "pass") is None
+    assert explain_cell(_case("basic-append"), Expected(), _Fake(), "fail") is None
+    # an unregistered unsupported cell that the engine declared: explained by its capability reason
+    dv = _case("deletion-vectors")
+    got = explain_cell(dv, Expected(), _Fake({"deletionVectors": "no DVs here"}), "unsupported")
+    assert got["source"] == "capability" and "no DVs here" in got["cause"]
+    # undeclared unsupported (the engine raised it while reading): unexplained
+    assert explain_cell(dv, Expected(), _Fake(), "unsupported") is None
+
+
+# ---------------------------------------------------------------------------------------------
+# The report renders explanations and flags unexplained cells (synthetic results)
+# ---------------------------------------------------------------------------------------------
+
+
+def _doc(results_doc):
+    known = {
+        "source": "registry", "id": "alpha-drops-rows", "kind": "engine bug", "status": "fail",
+        "cause": "alpha drops the last row of every file.",
+        "spec": "The spec supports the reference: every row of a live file is returned.",
+        "rules": ["DELTA-REPLAY-006"], "section": "Action Reconciliation",
+    }
+    for r in results_doc["results"]:
+        if r["case"] == "delta/basic" and r["reader"] == "alpha" and r["status"] == "fail":
+            r["finding"] = known
+        if r["case"] == "delta/dv" and r["reader"] == "alpha":
+            r["finding"] = reg.capability_explanation("needs deletionVectors (deletionVectors: not implemented)")
+    return results_doc
+
+
+def test_analysis_splits_explained_and_unexplained(results_doc):
+    doc = _doc(results_doc)
+    assert problems(doc) == []
+    a = analyse(doc)
+    keys = [e.key for e in a.explanations]
+    assert keys[0] == "alpha-drops-rows" and len(a.explanations) == 2
+    unexplained = {(row.case, reader) for row, reader in a.unexplained}
+    # neg-gap (alpha fail) and all-wrong (reference error, alpha fail) carry no explanation; skips never count
+    assert unexplained == {("delta/neg-gap", "alpha"), ("delta/all-wrong", "reference"), ("delta/all-wrong", "alpha")}
+
+
+def test_markdown_shows_explanations_and_unexplained_section(results_doc):
+    md = render_markdown(_doc(results_doc))
+    head = md.split("## Engines")[0]
+    assert "**3 unexplained non-pass cell(s)**" in head  # at the top, before anything else
+    assert "## Unexplained non-passes" in md and "## Known findings" in md
+    section = md.split("## Unexplained non-passes")[1].split("## Matrix")[0]
+    assert "`delta/neg-gap` latest, read by alpha" in section and "delta/basic" not in section
+    assert "alpha drops the last row of every file." in md
+    assert "The spec supports the reference: every row of a live file is returned." in md
+    assert "DELTA-REPLAY-006" in md and "Action Reconciliation" in md
+    assert "**FAIL** [1]" in md and "**FAIL** (NEW)" in md
+    assert "UNEXPLAINED" in md
+
+
+def test_markdown_with_everything_explained(results_doc):
+    doc = _doc(results_doc)
+    doc["results"] = [r for r in doc["results"] if r["case"] in ("delta/basic", "delta/dv")]
+    md = render_markdown(doc)
+    assert "**0 unexplained non-pass cells**" in md
+    assert "None: every fail, error and unsupported cell has a known explanation." in md
+
+
+def test_html_shows_banner_explanations_and_escapes(results_doc):
+    doc = _doc(results_doc)
+    doc["results"][1]["finding"]["cause"] = "alpha returns <b>bold</b> rows."
+    html = render_html(doc)
+    assert 'class="banner new"' in html and "3 unexplained non-pass cell(s)" in html
+    assert html.index("banner new") < html.index("<h2>Engines</h2>")
+    assert 'id="unexplained"' in html and 'id="known"' in html
+    assert "alpha returns &lt;b&gt;bold&lt;/b&gt; rows." in html and "<b>bold</b>" not in html
+    assert '<span class="tag new">NEW</span>' in html and '<span class="tag">[1]</span>' in html
+
+
+def test_bad_finding_shape_is_a_schema_problem(results_doc):
+    results_doc["results"][1]["finding"] = "a string"
+    assert any("finding" in p for p in problems(results_doc))
+
+
+# ---------------------------------------------------------------------------------------------
+# The cross-engine suite's verdicts on a published engine's cells
+# ---------------------------------------------------------------------------------------------
+
+
+def _judge(slug, statuses, reasons=None):
+    from conformance.suites.cross_engine.test_delta_cross_engine import _judge_published
+
+    case = _case(slug)
+    cells = [(exp, status, f"msg {status}", "") for exp, status in zip(case.expected, statuses)]
+    _judge_published(case, "polars", _Fake(reasons), cells)
+
+
+def test_suite_xfails_a_registered_non_pass_with_its_explanation():
+    with pytest.raises(pytest.xfail.Exception, match="absolute-add-path-joined-to-root"):
+        _judge("absolute-paths", ["error"])
+
+
+def test_suite_fails_an_unregistered_non_pass():
+    with pytest.raises(pytest.fail.Exception, match="not in conformance/findings.py"):
+        _judge("basic-append", ["pass", "fail", "pass"])
+    # the same case with a status class other than the registered one is new too
+    with pytest.raises(pytest.fail.Exception, match="not in conformance/findings.py"):
+        _judge("absolute-paths", ["fail"])
+
+
+def test_suite_fails_a_stale_finding():
+    with pytest.raises(pytest.fail.Exception, match="stale finding 'absolute-add-path-joined-to-root'"):
+        _judge("absolute-paths", ["pass"])
+
+
+def test_suite_skips_declared_capability_gaps():
+    n = len(_case("deletion-vectors").expected)
+    with pytest.raises(pytest.skip.Exception, match="needs|msg unsupported"):
+        _judge("deletion-vectors", ["unsupported"] * n, {"deletionVectors": "no DVs"})
+    _judge("basic-append", ["pass"] * 3)  # all pass, nothing registered: the test passes
