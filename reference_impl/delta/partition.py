@@ -72,7 +72,8 @@ _EPOCH = dt.datetime(1970, 1, 1, tzinfo=_UTC)
 _EPOCH_NAIVE = dt.datetime(1970, 1, 1)
 
 # Spark's ExternalCatalogUtils.escapePathName set (Unix): control characters, and "#%'*/:=?\{[]^
-_PATH_ESCAPE = frozenset([chr(c) for c in range(0x01, 0x20)] + list('"#%\'*/:=?\\\x7f{[]^'))
+# Hive escapes 0x01-0x1F; NUL is escaped too, since no file system takes it in a name.
+_PATH_ESCAPE = frozenset([chr(c) for c in range(0x00, 0x20)] + list('"#%\'*/:=?\\\x7f{[]^'))
 
 
 def _type_name(dtype: DataType) -> str:
