@@ -1,0 +1,12 @@
+"""Apache Iceberg table spec (format versions 1, 2 and 3): the pure, storage-free parts.
+
+Modules follow the spec's sections: ``types`` (Schemas and Data Types, Appendix C schemas,
+Appendix A Parquet field ids, name mapping), ``values`` (Appendix D single-value serialization),
+``transforms`` (Partition Transforms, Appendix B hashing), ``partitioning`` (Partitioning,
+Sorting, Appendix C specs and sort orders), ``evolution`` (Schema Evolution), ``avro``
+(Appendix A Avro type mapping and field-id annotations) and ``geospatial`` (Appendix G,
+WKB <-> WKT for geometry/geography values).
+Version 4 drafts are out of scope.
+"""
+
+SUPPORTED_FORMAT_VERSIONS = (1, 2, 3)
