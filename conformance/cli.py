@@ -1,7 +1,8 @@
 """The command line: ``lakeconf run | golden | validate | read | coverage | report | cases | engines | bench``.
 
-Exit codes: 0 ok; 1 findings (a fail/error cell, a rule violation); 2 usage error or an input
-that cannot be read. Every error path prints one line, ``lakeconf: <kind>: <what>. <what to do>``,
+Exit codes: 0 ok; 1 findings (``run``: a non-pass cell no registered finding or declared
+capability explains, or a reference failure; ``validate``: a rule violation); 2 usage or
+configuration error, or an input that cannot be read. Every error path prints one line, ``lakeconf: <kind>: <what>. <what to do>``,
 never a traceback, and never a credential.
 """
 
@@ -96,10 +97,29 @@ def _lakeconf_error(exc: BaseException, what: str) -> CliError:
 # ----------------------------------------------------------------------------------------------
 
 
+def _open_run_store(kind: str, out: str):
+    """The store of a run (a MinIO server is started here), or a CliError saying what to do."""
+    from conformance.storage import MinioUnavailable, open_store, store_unavailable_reason
+    from conformance.storage.minio import INSTALL_HINT
+
+    reason = store_unavailable_reason(kind)
+    if reason:
+        if kind == "minio":
+            raise CliError("store not available", "--store minio needs a MinIO server binary and none was found",
+                           "build one with `bash .ci/install-minio` or set MINIO_BINARY to a MinIO server binary")
+        raise CliError("store not configured", f"--store {kind}: {reason}",
+                       "set LAKECONF_S3_BUCKET (an existing bucket) and AWS_ENDPOINT_URL, AWS_ACCESS_KEY_ID, "
+                       "AWS_SECRET_ACCESS_KEY, AWS_REGION for the endpoint")
+    try:
+        return open_store(kind, out)
+    except MinioUnavailable as exc:
+        raise CliError("store not available", str(exc), "" if "install-minio" in str(exc) else INSTALL_HINT) from None
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     from conformance.engines.registry import EngineConfigError, load_engines
     from conformance.report import write_report, write_results
-    from conformance.runner import StoreConfigError, failed, load_cases, make_store, run
+    from conformance.runner import load_cases, run, verdict
 
     names = [n.strip() for n in args.engines.split(",") if n.strip()] if args.engines else None
     try:
@@ -107,10 +127,6 @@ def cmd_run(args: argparse.Namespace) -> int:
     except EngineConfigError as exc:
         raise CliError("usage error", str(exc), "see `lakeconf engines`") from None
     out = os.path.abspath(args.out)
-    try:
-        store = make_store(args.store, os.path.join(out, "tables"))
-    except StoreConfigError as exc:
-        raise CliError("store not configured", str(exc)) from None
     try:
         cases = load_cases(args.format, args.cases)
     except ImportError as exc:
@@ -129,18 +145,20 @@ def cmd_run(args: argparse.Namespace) -> int:
     formats = {c.format for c in cases}
     if not any(formats & set(e.capabilities().write) for e in engines):
         builders = load_engines(["reference"])
-    outcome = run(
-        cases, engines, store=store, progress=not args.quiet, isolate=not args.in_process,
-        commands=args.engine_cmd or (), timeout=args.timeout, builders=builders,
-    )
+    store = _open_run_store(args.store, out)
+    try:
+        outcome = run(
+            cases, engines, store=store, progress=not args.quiet, isolate=not args.in_process,
+            commands=args.engine_cmd or (), timeout=args.timeout, builders=builders,
+        )
+    finally:
+        store.close()  # stops a MinIO started for the run (its data goes with it)
     results_path = write_results(outcome.document, out)
     md, html = write_report(outcome.document, out)
-    totals: dict[str, int] = {}
-    for r in outcome.results:
-        totals[r.status] = totals.get(r.status, 0) + 1
-    print(f"{len(outcome.results)} cells: " + ", ".join(f"{v} {k}" for k, v in sorted(totals.items())))
+    v = verdict(outcome.document["results"])
     print(f"wrote {results_path}, {md}, {html}")
-    return EXIT_FINDINGS if failed(outcome.results) else EXIT_OK
+    print(f"lakeconf run ({outcome.document['store']}, {outcome.document['timing']['run_seconds']:.1f} s): {v.line()}")
+    return EXIT_OK if v.ok else EXIT_FINDINGS
 
 
 def cmd_golden(args: argparse.Namespace) -> int:
@@ -245,7 +263,7 @@ def cmd_engines(args: argparse.Namespace) -> int:
     from conformance.engines.registry import EngineConfigError, load_engines
 
     try:
-        engines = load_engines(None, commands=args.engine_cmd or ())
+        engines = load_engines(None, commands=args.engine_cmd or (), include_opt_in=True)
     except EngineConfigError as exc:
         raise CliError("usage error", str(exc)) from None
     rows: list[dict[str, Any]] = []
@@ -300,8 +318,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     r = sub.add_parser("run", help="build every case, read it with every engine, write results and reports")
     r.add_argument("--format", help="only cases of this format (delta, iceberg, paimon, hudi)")
-    r.add_argument("--engines", help="comma-separated engine names (default: all known; see `lakeconf engines`)")
-    r.add_argument("--store", choices=("local", "minio"), default="local", help="where tables are built")
+    r.add_argument("--engines", help="comma-separated engine names (default: all known except spark, which starts "
+                                      "a JVM: name it, or set LAKECONF_SPARK=1; see `lakeconf engines`)")
+    r.add_argument("--store", choices=("local", "minio", "s3"), default="local",
+                   help="where tables are built: local disk, a MinIO started for the run, or an existing S3 "
+                        "endpoint (LAKECONF_S3_BUCKET + AWS_*)")
     r.add_argument("--out", default="out", help="output directory (results.json, report.md, report.html)")
     r.add_argument("--cases", help="comma-separated glob(s) on case ids, e.g. 'delta/checkpoint-*'")
     r.add_argument("--engine-cmd", action="append", metavar="NAME=COMMAND", help="add a command-contract engine (repeatable)")

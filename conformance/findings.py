@@ -3,7 +3,10 @@
 Each entry says what the engine does (``cause``), which side the spec supports and why
 (``spec``, citing rule ids of ``conformance/rules/<format>.md`` and the PROTOCOL.md section),
 and the status the engine's cells show (``status``: ``fail``, ``error`` or ``unsupported``).
-One entry covers every (case, engine) cell the same cause explains. The runner attaches the
+One entry covers every (case, engine) cell the same cause explains; ``writers`` and ``stores``
+narrow it to tables built by some writers (Spark's INT96 timestamps) or to object stores (a
+reader's S3 path handling), and ``engines=("*",)`` with named writers is a writer-side cause
+(every reader's cell of a table that writer built wrongly). The runner attaches the
 matching entry to each result dict (key ``finding``), so a report re-renders without this
 module; the cross-engine suite turns a registered non-pass into an xfail, an unregistered one
 into a failure ("triage it here"), and an entry whose cells now pass into a failure ("stale").
@@ -31,7 +34,7 @@ class Finding:
     """One cause explaining the non-pass cells of some engines on some cases."""
 
     id: str  # short stable slug, shown in reports
-    engines: tuple[str, ...]
+    engines: tuple[str, ...]  # the readers whose cells it explains; ("*",) = every reader (a writer-side cause)
     cases: tuple[str, ...]  # case ids, or fnmatch globs over case ids
     status: FindingStatus  # the status class the explained cells have
     cause: str  # one sentence: what the engine does
@@ -40,10 +43,25 @@ class Finding:
     section: str  # the PROTOCOL.md section(s) the spec side rests on
     upstream: Upstream | None = None
     versions: Mapping[str, str] = field(default_factory=dict)  # engine -> version(s) it was seen with
+    # Which writers' tables it is about (fnmatch globs over writer names): a reader's cause usually
+    # holds whoever wrote the table; a writer-side cause names the writer and every reader ("*").
+    writers: tuple[str, ...] = ("*",)
+    # Which stores it shows on (``local``, ``minio``, ``s3``): some causes are object-store only.
+    stores: tuple[str, ...] = ("*",)
 
-    def covers(self, case_id: str, engine: str) -> bool:
-        """Whether this entry is about ``engine`` reading ``case_id``."""
-        return engine in self.engines and any(fnmatch.fnmatchcase(case_id, p) for p in self.cases)
+    @property
+    def side(self) -> str:
+        """``writer`` when the cause lies in how a writer built the table, else ``reader``."""
+        return "writer" if self.engines == ("*",) else "reader"
+
+    def covers(self, case_id: str, engine: str, writer: str = "reference", store: str = "local") -> bool:
+        """Whether this entry is about ``engine`` reading ``case_id`` as written by ``writer`` on ``store``."""
+        return (
+            (engine in self.engines or self.engines == ("*",))
+            and any(fnmatch.fnmatchcase(writer, w) for w in self.writers)
+            and any(fnmatch.fnmatchcase(store, s) for s in self.stores)
+            and any(fnmatch.fnmatchcase(case_id, p) for p in self.cases)
+        )
 
     def to_dict(self) -> dict[str, Any]:
         """The shape attached to a result dict (results.json key ``finding``)."""
@@ -56,14 +74,18 @@ class Finding:
             "spec": self.spec,
             "rules": list(self.rules),
             "section": self.section,
+            "side": self.side,
+            "writers": list(self.writers),
+            "stores": list(self.stores),
         }
 
 
 _DELTA_RS = "1.6.6"
 _SEEN_ALL = {
     "deltalake": _DELTA_RS, "deltalake-datafusion": _DELTA_RS, "duckdb": "1.5.5 (delta extension 1.5.5)",
-    "polars": "1.44.2", "daft": "0.7.26",
+    "polars": "1.44.2", "daft": "0.7.26", "spark": "spark 4.0.5 / delta-spark 4.4.0",
 }
+_S3_STORES = ("minio", "s3")
 
 
 def _seen(*engines: str) -> dict[str, str]:
@@ -359,6 +381,189 @@ FINDINGS: tuple[Finding, ...] = (
         upstream="engine limitation",
         versions=_seen("duckdb"),
     ),
+    # ---------------------------------------------------------------- on object stores
+    Finding(
+        id="polars-object-store-path-not-uri-decoded",
+        engines=("polars",),
+        cases=(
+            "delta/partition-escaped-values", "delta/percent-encoded-paths", "delta/timestamp-ntz-partition",
+            "delta/multi-partitioned-typed",
+        ),
+        status="error",
+        cause=(
+            "On S3 (MinIO), polars uses add.path as an object key without percent-decoding it: for the file "
+            "'p=a b/part-....parquet' (add.path 'p=a%20b/part-....parquet') it requests the key 'p=a%20b/...' and "
+            "gets 404 (on local disk the same tables read correctly)."
+        ),
+        spec=(
+            "The spec supports the reference: add.path is an RFC 2396 URI and must be percent-decoded before use, "
+            "so 'p=a%20b' names the directory 'p=a b' on every store."
+        ),
+        rules=("DELTA-ACTION-017",),
+        section="Add File and Remove File",
+        upstream="engine bug",
+        versions=_seen("polars"),
+        stores=_S3_STORES,
+    ),
+    # ---------------------------------------------------------------- Spark-written tables
+    Finding(
+        id="int96-timestamps-read-through-nanoseconds-error",
+        engines=("deltalake",),
+        cases=("delta/all-primitive-types",),
+        status="error",
+        cause=(
+            "Spark (delta-spark 4.4 with Spark's default spark.sql.parquet.outputTimestampType=INT96) writes the "
+            "timestamp column as INT96; delta-rs's pyarrow path reads it as timestamp[ns], which cannot hold "
+            "0001-01-01 or 9999-12-31, and the cast to timestamp[us] fails ('would lose data')."
+        ),
+        spec=(
+            "The spec supports the expected rows: the type mapping table lists INT96 as a Parquet encoding of "
+            "timestamp that readers should support, and the values (years 0001 and 9999) are valid Delta "
+            "timestamps (microseconds); a reader must not route them through a 64-bit nanosecond timestamp."
+        ),
+        rules=("DELTA-READER-002",),
+        section="Delta Data Type to Parquet Type Mappings",
+        upstream="engine bug",
+        versions=_seen("deltalake"),
+        writers=("spark",),
+    ),
+    Finding(
+        id="int96-timestamps-read-through-nanoseconds-wrap",
+        engines=("deltalake-datafusion", "polars", "daft"),
+        cases=("delta/all-primitive-types",),
+        status="fail",
+        cause=(
+            "Spark writes the timestamp column as INT96 (Spark's default output type); these readers convert INT96 "
+            "through 64-bit nanoseconds, so 0001-01-01 and 9999-12-31T23:59:59.999999 overflow and come back as "
+            "wrong 18th-century instants, silently."
+        ),
+        spec=(
+            "The spec supports the expected rows: INT96 is a listed Parquet encoding of timestamp that readers "
+            "should support, and years 0001..9999 are valid microsecond timestamps (DuckDB and Spark read them)."
+        ),
+        rules=("DELTA-READER-002",),
+        section="Delta Data Type to Parquet Type Mappings",
+        upstream="engine bug",
+        versions=_seen("deltalake-datafusion", "polars", "daft"),
+        writers=("spark",),
+    ),
+    # ---------------------------------------------------------------- Spark as a reader
+    Finding(
+        id="spark-accepts-unpadded-commit-name",
+        engines=("spark",),
+        cases=("delta/unpadded-commit-name",),
+        status="fail",
+        cause=(
+            "delta-spark's log listing matches commit files by '<digits>.json' without checking the 20-digit "
+            "padding, so _delta_log/1.json is read as version 1 and its rows are returned."
+        ),
+        spec=(
+            "The spec supports the reference: a commit is named with its version 'zero-padded to 20 digits', so "
+            "1.json is not a commit and the table is at version 0 (empty)."
+        ),
+        rules=("DELTA-LOG-004",),
+        section="Delta Log Entries",
+        upstream="engine bug",
+        versions=_seen("spark"),
+    ),
+    Finding(
+        id="spark-empty-string-partition-not-null",
+        engines=("spark",),
+        cases=("delta/partition-empty-string-is-null",),
+        status="fail",
+        cause="Spark returns '' for a string partition column whose partitionValues entry is the empty string.",
+        spec="The spec supports the reference: 'An empty string for any type translates to a null partition value.'",
+        rules=("DELTA-PART-001",),
+        section="Partition Value Serialization",
+        upstream="engine bug",
+        versions=_seen("spark"),
+    ),
+    Finding(
+        id="spark-drops-void-column",
+        engines=("spark",),
+        cases=("delta/void-column",),
+        status="fail",
+        cause="Spark leaves the void (NullType) column out of the DataFrame it reads, so the result lacks the column.",
+        spec=(
+            "The spec supports the reference: void columns are never in the data files and 'readers MUST "
+            "reconstruct them as all-null columns' (text added to PROTOCOL.md in 2026)."
+        ),
+        rules=("DELTA-SCHEMA-010",),
+        section="Schema Serialization Format > Primitive Types > Void Type",
+        upstream="engine limitation",
+        versions=_seen("spark"),
+    ),
+    Finding(
+        id="spark-honours-column-mapping-without-feature",
+        engines=("spark",),
+        cases=("delta/column-mapping-mode-without-feature",),
+        status="error",
+        cause=(
+            "delta-spark applies delta.columnMapping.mode=name from the configuration of a (1,2) table and fails "
+            "('Missing column ID in column mapping mode name') instead of ignoring the property."
+        ),
+        spec=(
+            "The spec supports the reference, at SHOULD level: the mode property 'should only be honored if the "
+            "table's protocol has reader and writer versions and/or table features that support' columnMapping."
+        ),
+        rules=("DELTA-COLMAP-002",),
+        section="Column Mapping",
+        upstream="engine bug",
+        versions=_seen("spark"),
+    ),
+    Finding(
+        id="spark-timestamp-travel-limited-by-retention",
+        engines=("spark",),
+        cases=("delta/time-travel-timestamp",),
+        status="error",
+        cause=(
+            "delta-spark refuses 'as of' timestamps older than delta.deletedFileRetentionDuration (168 hours) "
+            "before time travel ([DELTA_UNSUPPORTED_TIME_TRAVEL_BEYOND_DELETED_FILE_RETENTION_DURATION]); the "
+            "case's in-commit timestamps are in 2024."
+        ),
+        spec=(
+            "Not a spec disagreement: the protocol does not require timestamp time travel, and every file the "
+            "versions need is still there; refusing is Spark's retention policy, the rows are what the commits define."
+        ),
+        rules=("DELTA-ICT-007",),
+        section="In-Commit Timestamps > Recommendations for Readers of Tables with In-Commit Timestamps",
+        upstream="engine limitation",
+        versions=_seen("spark"),
+    ),
+    Finding(
+        id="spark-loads-latest-snapshot-first",
+        engines=("spark",),
+        cases=("delta/neg-malformed-json", "delta/neg-version-gap"),
+        status="error",
+        cause=(
+            "A versionAsOf read in delta-spark first lists and validates the log up to the latest commit, so a "
+            "broken later commit (a truncated line, a version gap) makes an intact earlier version unreadable."
+        ),
+        spec=(
+            "The spec supports the reference: version v is the state of v-1 plus commit v, so reading v needs only "
+            "the commits up to v; the broken files lie after the requested version."
+        ),
+        rules=("DELTA-LOG-001", "DELTA-LOG-005"),
+        section="Delta Table Specification; Delta Log Entries",
+        upstream="engine limitation",
+        versions=_seen("spark"),
+    ),
+    Finding(
+        id="spark-accepts-two-metadata-in-one-commit",
+        engines=("spark",),
+        cases=("delta/neg-two-metadata-in-commit",),
+        status="fail",
+        cause="delta-spark keeps one of the two metaData actions of a commit and reads the table without complaint.",
+        spec=(
+            "The spec supports the reference that the table is invalid ('There can be at most one metadata action "
+            "in a given version of the table'), but it has no reader clause demanding refusal; expecting "
+            "invalid_table is the kit's policy for an undefined state."
+        ),
+        rules=("DELTA-ACTION-003", "DELTA-REPLAY-002"),
+        section="Change Metadata; Action Reconciliation",
+        upstream="spec ambiguity",
+        versions=_seen("spark"),
+    ),
     # ---------------------------------------------------------------- declared capabilities
     Finding(
         id="deltalake-pyarrow-refuses-deletion-vectors",
@@ -463,15 +668,25 @@ def _by_engine() -> dict[str, tuple[Finding, ...]]:
     return {k: tuple(v) for k, v in out.items()}
 
 
-def findings_for(case_id: str, engine: str, registry: Iterable[Finding] | None = None) -> list[Finding]:
-    """Every registered finding about ``engine`` reading ``case_id`` (any status)."""
-    pool = _by_engine().get(engine, ()) if registry is None else tuple(registry)
-    return [f for f in pool if f.covers(case_id, engine)]
+def findings_for(
+    case_id: str, engine: str, registry: Iterable[Finding] | None = None, *, writer: str = "reference",
+    store: str = "local",
+) -> list[Finding]:
+    """Every registered finding about ``engine`` reading ``case_id`` built by ``writer`` on ``store`` (any status)."""
+    if registry is None:
+        index = _by_engine()
+        pool = index.get(engine, ()) + index.get("*", ())
+    else:
+        pool = tuple(registry)
+    return [f for f in pool if f.covers(case_id, engine, writer, store)]
 
 
-def explain(case_id: str, engine: str, status: str, registry: Iterable[Finding] | None = None) -> Finding | None:
-    """The finding that explains ``engine``'s ``status`` on ``case_id``, or None (unexplained)."""
-    for f in findings_for(case_id, engine, registry):
+def explain(
+    case_id: str, engine: str, status: str, registry: Iterable[Finding] | None = None, *, writer: str = "reference",
+    store: str = "local",
+) -> Finding | None:
+    """The finding that explains ``engine``'s ``status`` on ``case_id`` (built by ``writer``, on ``store``), or None."""
+    for f in findings_for(case_id, engine, registry, writer=writer, store=store):
         if f.status == status:
             return f
     return None

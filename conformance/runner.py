@@ -30,8 +30,7 @@ import os
 import shutil
 import sys
 import time
-import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping, Sequence, TextIO
 
 from conformance.compare import compare
@@ -39,73 +38,25 @@ from conformance.engines.base import TIME_TRAVEL, TIMESTAMP_TRAVEL, Engine
 from conformance.findings import FINDING_STATUSES, capability_explanation, explain, not_built_explanation
 from conformance.model import Case, Expected, Result, TableRef
 from conformance.redact import redact, register_secret
+from conformance.storage import Store
 
 SCHEMA_VERSION = 1
 _MESSAGE_MAX = 500  # one cell's message stays readable in a report cell
 
 
 # ----------------------------------------------------------------------------------------------
-# Stores: where built tables live
+# Where built tables live: a ``conformance.storage.Store`` (local directory, MinIO, S3)
 # ----------------------------------------------------------------------------------------------
 
 
-class StoreConfigError(Exception):
-    """The chosen store is not configured (a usage error: the message says what to set)."""
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Store:
-    """A place for built tables: a local directory or an S3 prefix, with the options to reach it."""
-
-    kind: str  # "local" | "minio"
-    base: str  # directory path or s3://bucket/prefix
-    storage_options: Mapping[str, str] = field(default_factory=dict)
-
-    def __repr__(self) -> str:  # options hold credentials
-        return f"Store(kind={self.kind!r}, base={self.base!r})"
-
-    def location(self, writer: str, case: Case) -> TableRef:
-        """Where ``writer`` builds ``case`` (a fresh location for each run)."""
-        rel = f"{writer}/{case.format}/{case.slug}"
-        if self.kind == "local":
-            path = os.path.join(self.base, *rel.split("/"))
-            if os.path.exists(path):
-                shutil.rmtree(path)
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-            return TableRef(format=case.format, uri=path)
-        return TableRef(format=case.format, uri=f"{self.base}/{rel}", storage_options=dict(self.storage_options))
-
-
-S3_REQUIRED = ("AWS_ENDPOINT_URL", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY")
-
-
-def make_store(kind: str, work_dir: str, env: Mapping[str, str] | None = None) -> Store:
-    """The store for ``--store``: ``local`` under ``work_dir``, or ``minio`` from AWS_* variables."""
-    env = os.environ if env is None else env
-    if kind == "local":
-        os.makedirs(work_dir, exist_ok=True)
-        return Store(kind="local", base=os.path.abspath(work_dir))
-    if kind == "minio":
-        missing = [k for k in S3_REQUIRED if not env.get(k)]
-        if missing:
-            raise StoreConfigError(
-                "--store minio needs an S3 endpoint: set " + ", ".join(missing)
-                + " (and LAKECONF_S3_BUCKET, default 'lakeconf', which must exist) to reach a running"
-                " MinIO; starting MinIO for you is not implemented yet"
-            )
-        bucket = env.get("LAKECONF_S3_BUCKET", "lakeconf")
-        run_id = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%S") + "-" + uuid.uuid4().hex[:6]
-        register_secret(env["AWS_ACCESS_KEY_ID"])
-        register_secret(env["AWS_SECRET_ACCESS_KEY"])
-        options = {
-            "AWS_ENDPOINT_URL": env["AWS_ENDPOINT_URL"],
-            "AWS_ACCESS_KEY_ID": env["AWS_ACCESS_KEY_ID"],
-            "AWS_SECRET_ACCESS_KEY": env["AWS_SECRET_ACCESS_KEY"],
-            "AWS_REGION": env.get("AWS_REGION", "us-east-1"),
-            "AWS_ALLOW_HTTP": "true" if env["AWS_ENDPOINT_URL"].startswith("http://") else "false",
-        }
-        return Store(kind="minio", base=f"s3://{bucket}/lakeconf-runs/{run_id}", storage_options=options)
-    raise StoreConfigError(f"unknown store {kind!r}: use local or minio")
+def table_location(store: Store, writer: str, case: Case) -> TableRef:
+    """Where ``writer`` builds ``case`` in ``store`` (fresh: a local leftover is removed first)."""
+    table = store.table_ref(case.format, writer, case.format, *case.slug.split("/"))
+    if not store.is_s3:
+        if os.path.exists(table.uri):
+            shutil.rmtree(table.uri)
+        os.makedirs(os.path.dirname(table.uri), exist_ok=True)
+    return table
 
 
 # ----------------------------------------------------------------------------------------------
@@ -241,11 +192,13 @@ def capability_gap(case: Case, expected: Expected, reader: Engine) -> str | None
     return _short(f"needs {', '.join(missing)} ({reasons})")
 
 
-def explain_cell(case: Case, expected: Expected, reader: Engine, status: str) -> dict[str, Any] | None:
+def explain_cell(
+    case: Case, expected: Expected, reader: Engine, status: str, writer: str = "reference", store: str = "local"
+) -> dict[str, Any] | None:
     """The explanation attached to a non-pass cell: a registered finding, else a declared capability gap."""
     if status not in FINDING_STATUSES:
         return None
-    finding = explain(case.id, reader.name, status)
+    finding = explain(case.id, reader.name, status, writer=writer, store=store)
     if finding is not None:
         return finding.to_dict()
     if status == "unsupported":
@@ -387,12 +340,29 @@ def run(
     rebuild run in-process. ``builders``: engines used only to write (not read), e.g. the
     reference writer when the selected engines are all readers.
     """
+    run_started = time.perf_counter()
+    if store.s3_config is not None:
+        # Whatever an engine echoes back (an error naming its options) is masked in every message.
+        register_secret(store.s3_config.access_key_id)
+        register_secret(store.s3_config.secret_access_key)
     unavailable: dict[str, str | None] = {}
     for engine in [*engines, *builders]:
         try:
             unavailable[engine.name] = engine.available()
         except Exception as exc:  # noqa: BLE001
             unavailable[engine.name] = f"availability check failed: {exc}"
+    startup: dict[str, float] = {}
+    for engine in [*engines, *builders]:
+        if unavailable.get(engine.name) or engine.name in startup:
+            continue
+        began = time.perf_counter()
+        try:
+            engine.start()
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:  # noqa: BLE001 - an engine that cannot start skips its cells, with the reason
+            unavailable[engine.name] = f"start-up failed: {describe_exception(exc)}"
+        startup[engine.name] = round(time.perf_counter() - began, 3)
 
     def caps(engine: Engine):
         try:
@@ -427,6 +397,8 @@ def run(
         from conformance.isolation import DEFAULT_TIMEOUT_S, EngineWorker, engine_spec
 
         for reader in readers:
+            if getattr(reader, "in_process", False):
+                continue  # e.g. Spark: one JVM per run, in this process
             spec = engine_spec(reader, commands) if not unavailable.get(reader.name) else None
             if spec is not None:
                 workers[reader.name] = EngineWorker(reader.name, spec, commands, timeout or DEFAULT_TIMEOUT_S)
@@ -437,8 +409,9 @@ def run(
             return worker.check(case, exp, table)
         return check_cell(case, exp, reader, table)
 
+    built_seconds: dict[tuple[str, str], float] = {}
     try:
-        _run_plan(plan, store, unavailable, emit, bar, judge)
+        _run_plan(plan, store, unavailable, emit, bar, judge, built_seconds)
     finally:
         for worker in workers.values():
             worker.close()
@@ -450,10 +423,25 @@ def run(
         except Exception:  # noqa: BLE001 - closing is best effort
             pass
 
+    build_seconds: dict[str, float] = {}
+    read_seconds: dict[str, float] = {}
+    for row in rows:
+        read_seconds[row["reader"]] = read_seconds.get(row["reader"], 0.0) + row["seconds"]
+    for (writer, _case), seconds in built_seconds.items():
+        build_seconds[writer] = build_seconds.get(writer, 0.0) + seconds
     document = {
         "schema_version": SCHEMA_VERSION,
         "generated_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-        "store": store.kind if store.kind == "local" else f"{store.kind} ({store.base})",
+        # The store's kind and root only: endpoint credentials never enter results.json.
+        "store": store.name,
+        "store_root": store.root,
+        "engine_startup_seconds": startup,
+        "store_startup_seconds": None if store.startup_seconds is None else round(store.startup_seconds, 3),
+        "timing": {
+            "run_seconds": round(time.perf_counter() - run_started, 3),
+            "build_seconds": {k: round(v, 3) for k, v in build_seconds.items()},
+            "read_seconds": {k: round(v, 3) for k, v in read_seconds.items()},
+        },
         "isolated": sorted(workers),
         "engines": [_engine_entry(e, unavailable.get(e.name)) for e in engines]
         + [_engine_entry(e, unavailable.get(e.name)) | {"roles": ["writer"]} for e in builders],
@@ -463,7 +451,8 @@ def run(
     return RunOutcome(document=document, results=results)
 
 
-def _run_plan(plan, store: Store, unavailable: Mapping[str, str | None], emit, bar: Progress, judge) -> None:
+def _run_plan(plan, store: Store, unavailable: Mapping[str, str | None], emit, bar: Progress, judge,
+              built_seconds: dict[tuple[str, str], float]) -> None:
     """The loop over cases, writers, readers and expected versions."""
     for case, case_writers, case_readers in plan:
         if not case_writers:
@@ -478,17 +467,25 @@ def _run_plan(plan, store: Store, unavailable: Mapping[str, str | None], emit, b
             bar.case_done(case)
             continue
         for writer in case_writers:
+            mark = _log_mark(writer)
             build_status, build_message, table, build_seconds = _build(case, writer, store, unavailable.get(writer.name))
+            built_seconds[(writer.name, case.id)] = build_seconds
+            build_log = _log_since(writer, mark) if build_status == "error" else None
             for reader in case_readers:
                 for exp in case.expected:
                     if build_status is not None:
-                        why = not_built_explanation(build_message) if build_status == "unsupported" else None
-                        emit(_result(case, writer.name, reader.name, exp, build_status, build_message, seconds=0.0, finding=why))
+                        if build_status == "unsupported":
+                            why = not_built_explanation(build_message)
+                        else:  # a writer-side finding may explain a build error (every reader's cell)
+                            why = explain_cell(case, exp, reader, build_status, writer=writer.name, store=store.name)
+                        emit(_result(case, writer.name, reader.name, exp, build_status, build_message, seconds=0.0,
+                                     finding=why, engine_log=build_log))
                         continue
                     reason = unavailable.get(reader.name)
                     if reason:
                         emit(_result(case, writer.name, reader.name, exp, "skip", f"engine unavailable: {reason}"))
                         continue
+                    mark = _log_mark(reader)
                     started = time.perf_counter()
                     try:
                         status, message, diff = judge(case, exp, reader, table)
@@ -501,10 +498,36 @@ def _run_plan(plan, store: Store, unavailable: Mapping[str, str | None], emit, b
                         _result(
                             case, writer.name, reader.name, exp, status, message, diff=diff,
                             seconds=seconds, build_seconds=build_seconds,
-                            finding=explain_cell(case, exp, reader, status),
+                            finding=explain_cell(case, exp, reader, status, writer=writer.name, store=store.name),
+                            engine_log=_log_since(reader, mark) if status in ("fail", "error") else None,
                         )
                     )
         bar.case_done(case)
+
+
+_LOG_MAX = 4000  # characters of an engine's own log kept with a failed cell
+
+
+def _log_mark(engine: Engine) -> Any:
+    """Where an engine's own log (e.g. Spark's log4j file) ends now, if it keeps one."""
+    mark = getattr(engine, "log_mark", None)
+    try:
+        return mark() if callable(mark) else None
+    except Exception:  # noqa: BLE001 - a log is a courtesy, never a cost
+        return None
+
+
+def _log_since(engine: Engine, mark: Any) -> str | None:
+    """What the engine logged since ``mark``: kept only with a failed cell, redacted, shortened."""
+    since = getattr(engine, "log_since", None)
+    if not callable(since) or mark is None:
+        return None
+    try:
+        text = since(mark) or ""
+    except Exception:  # noqa: BLE001
+        return None
+    text = redact(text.strip())
+    return (text if len(text) <= _LOG_MAX else "..." + text[-_LOG_MAX:]) or None
 
 
 def _result(
@@ -519,6 +542,7 @@ def _result(
     seconds: float = 0.0,
     build_seconds: float | None = None,
     finding: Mapping[str, Any] | None = None,
+    engine_log: str | None = None,
 ) -> tuple[Result, dict[str, Any]]:
     """One cell, and the extra keys results.json carries for it."""
     result = Result(
@@ -535,6 +559,9 @@ def _result(
     if finding is not None:
         # The explanation travels with the cell so `lakeconf report` re-renders without the registry.
         extras["finding"] = dict(finding)
+    if engine_log:
+        # The engine's own log (Spark's) stays out of results unless its cell failed.
+        extras["engine_log"] = engine_log
     return result, extras
 
 
@@ -550,7 +577,7 @@ def _build(case: Case, writer: Engine, store: Store, unavailable: str | None) ->
             return "unsupported", f"writer {writer.name} cannot run step(s) {', '.join(missing)}", None, 0.0
     started = time.perf_counter()
     try:
-        table = store.location(writer.name, case)
+        table = table_location(store, writer.name, case)
         writer.write(table, case.steps)
     except KeyboardInterrupt:
         raise
@@ -569,3 +596,52 @@ def failed(results: Iterable[Result | Mapping[str, Any]]) -> bool:
         if status in ("fail", "error"):
             return True
     return False
+
+
+REFERENCE = "reference"
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """What a run's cells add up to: counts per status, unexplained cells, reference failures."""
+
+    counts: Mapping[str, int]
+    unexplained: int
+    reference_failures: int
+
+    @property
+    def ok(self) -> bool:
+        """Every non-pass explained and the reference read everything right (exit 0)."""
+        return self.unexplained == 0 and self.reference_failures == 0
+
+    def line(self) -> str:
+        """The one-line summary ``lakeconf run`` prints."""
+        from conformance.model import STATUSES
+
+        total = sum(self.counts.values())
+        parts = ", ".join(f"{self.counts.get(s, 0)} {s}" for s in STATUSES)
+        return (
+            f"{total} cells: {parts}; unexplained {self.unexplained}; "
+            f"reference failures {self.reference_failures}"
+        )
+
+
+def verdict(rows: Iterable[Mapping[str, Any]]) -> Verdict:
+    """Judge results.json rows: a fail/error/unsupported cell without an explanation is unexplained;
+    a fail/error of the reference reader is a reference failure unless a writer-side finding
+    explains it (the writer built a table nobody can read)."""
+    from conformance.model import STATUSES
+
+    counts = {s: 0 for s in STATUSES}
+    unexplained = reference_failures = 0
+    for r in rows:
+        status = r["status"]
+        counts[status] = counts.get(status, 0) + 1
+        info = r.get("finding")
+        explained = isinstance(info, Mapping)
+        if status in FINDING_STATUSES and not explained:
+            unexplained += 1
+        if r.get("reader") == REFERENCE and status in ("fail", "error"):
+            if not (explained and info.get("side") == "writer"):
+                reference_failures += 1
+    return Verdict(counts=counts, unexplained=unexplained, reference_failures=reference_failures)

@@ -55,9 +55,19 @@ def missing_module(name: str) -> str | None:
     return None
 
 
+def s3_config(table: TableRef):
+    """The table's ``S3Config`` (from its storage options), or ``None`` for local tables."""
+    from conformance.storage.s3_options import config_from_options
+
+    return config_from_options(table.storage_options) if is_s3(table) else None
+
+
 def s3_options(options: Mapping[str, str]) -> dict[str, str]:
-    """The AWS_* storage options (delta-rs spelling) of a table, upper-cased keys."""
-    return {k.upper(): v for k, v in options.items()}
+    """delta-rs storage options for a table's options (one spelling, from conformance.storage.s3_options)."""
+    from conformance.storage.s3_options import config_from_options, delta_rs_options
+
+    cfg = config_from_options(options)
+    return delta_rs_options(cfg) if cfg is not None else {}
 
 
 def project_version() -> str:

@@ -93,5 +93,8 @@ class Engine(ABC):
         ``conformance/engines/delta_facts.py``); the harness checks only keys both sides have."""
         return None
 
+    def start(self) -> None:
+        """Pay one-time start-up costs (a JVM, a session) before the first cell; the harness times it."""
+
     def close(self) -> None:
         """Release sessions, connections, JVMs."""

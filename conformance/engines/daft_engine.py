@@ -9,11 +9,11 @@ here). ``version`` takes a number or a datetime.
 from __future__ import annotations
 
 from typing import Sequence
-from urllib.parse import urlparse
 
 import pyarrow as pa
 
-from conformance.engines._common import engine_uri, is_s3, missing_module, package_version, parse_timestamp, s3_options
+from conformance.engines._common import engine_uri, missing_module, package_version, parse_timestamp, s3_config
+from conformance.storage.s3_options import daft_io_config
 from conformance.engines.base import Capabilities, Engine
 from conformance.model import TableRef
 
@@ -37,22 +37,8 @@ class DaftEngine(Engine):
         )
 
     def _io_config(self, table: TableRef):
-        if not is_s3(table):
-            return None
-        from daft.io import IOConfig, S3Config
-
-        o = s3_options(table.storage_options)
-        endpoint = o.get("AWS_ENDPOINT_URL")
-        return IOConfig(
-            s3=S3Config(
-                endpoint_url=endpoint,
-                key_id=o.get("AWS_ACCESS_KEY_ID"),
-                access_key=o.get("AWS_SECRET_ACCESS_KEY"),
-                region_name=o.get("AWS_REGION", "us-east-1"),
-                use_ssl=bool(endpoint) and urlparse(endpoint).scheme == "https",
-                force_virtual_addressing=False,
-            )
-        )
+        cfg = s3_config(table)
+        return daft_io_config(cfg) if cfg is not None else None
 
     def read(
         self,

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import os
 from typing import Sequence
-from urllib.parse import urlparse
 
 import pyarrow as pa
 
-from conformance.engines._common import engine_uri, is_s3, missing_module, package_version, s3_options
+from conformance.engines._common import engine_uri, is_s3, missing_module, package_version, s3_config
+from conformance.storage.s3_options import duckdb_secret_sql
 from conformance.engines.base import TIMESTAMP_TRAVEL, Capabilities, Engine
 from conformance.model import TableRef
 
@@ -46,7 +46,7 @@ class DuckDBEngine(Engine):
 
     def __init__(self) -> None:
         self._con = None
-        self._secrets: set[str] = set()
+        self._secrets: set[tuple] = set()
 
     def version(self) -> str:
         return f"{package_version('duckdb')} (delta extension {package_version('duckdb-extension-delta')})"
@@ -81,24 +81,18 @@ class DuckDBEngine(Engine):
 
     def _s3_secret(self, table: TableRef) -> None:
         """Create (once per endpoint) an S3 secret for the table's store; never logged."""
-        opts = s3_options(table.storage_options)
-        endpoint = opts.get("AWS_ENDPOINT_URL", "")
-        if endpoint in self._secrets:
+        cfg = s3_config(table)
+        if cfg is None:
+            return
+        key = (cfg.endpoint_url, cfg.access_key_id, cfg.secret_access_key, cfg.region)
+        if key in self._secrets:
             return
         con = self._connection()
         con.execute(f"LOAD {_quote(extension_path('httpfs'))}")
-        parsed = urlparse(endpoint) if endpoint else None
-        parts = [
-            "TYPE s3",
-            f"KEY_ID {_quote(opts.get('AWS_ACCESS_KEY_ID', ''))}",
-            f"SECRET {_quote(opts.get('AWS_SECRET_ACCESS_KEY', ''))}",
-            f"REGION {_quote(opts.get('AWS_REGION', 'us-east-1'))}",
-        ]
-        if parsed is not None and parsed.netloc:
-            parts += [f"ENDPOINT {_quote(parsed.netloc)}", "URL_STYLE 'path'",
-                      f"USE_SSL {'true' if parsed.scheme == 'https' else 'false'}"]
-        con.execute(f"CREATE OR REPLACE SECRET lakeconf_s3_{len(self._secrets)} ({', '.join(parts)})")
-        self._secrets.add(endpoint)
+        # One store per run in practice; a later endpoint replaces the secret (DuckDB picks the
+        # most specific scope, and all stores here share the s3:// scope).
+        con.execute(duckdb_secret_sql(cfg, name="lakeconf_s3"))
+        self._secrets.add(key)
 
     def read(
         self,

@@ -12,7 +12,8 @@ from typing import Sequence
 
 import pyarrow as pa
 
-from conformance.engines._common import engine_uri, missing_module, package_version, parse_timestamp, s3_options
+from conformance.engines._common import engine_uri, missing_module, package_version, parse_timestamp, s3_config
+from conformance.storage.s3_options import polars_options
 from conformance.engines.base import Capabilities, Engine
 from conformance.model import TableRef
 
@@ -48,7 +49,8 @@ class PolarsEngine(Engine):
         import polars as pl
 
         version = parse_timestamp(timestamp) if timestamp is not None else at
-        opts = {k.lower(): v for k, v in s3_options(table.storage_options).items()} or None
+        cfg = s3_config(table)
+        opts = polars_options(cfg) if cfg is not None else None
         frame = pl.read_delta(
             engine_uri(table), version=version, columns=list(columns) if columns else None, storage_options=opts
         )

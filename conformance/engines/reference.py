@@ -12,7 +12,7 @@ from typing import Any, Callable, Mapping, Sequence
 import pyarrow as pa
 
 from conformance import model
-from conformance.engines._common import is_s3, parse_timestamp
+from conformance.engines._common import is_s3, parse_timestamp, s3_config
 from conformance.engines.base import Capabilities, Engine
 from conformance.model import Step, TableRef
 
@@ -29,19 +29,10 @@ _STEP_NAMES = frozenset(
 
 def storage_for(table: TableRef) -> Any:
     """A reference ``Storage`` for a table location, with its S3 options when remote."""
-    from reference_impl.storage import S3Config, open_storage
+    from reference_impl.storage import open_storage
 
-    if is_s3(table):
-        o = {k.upper(): v for k, v in table.storage_options.items()}
-        config = S3Config(
-            endpoint_url=o.get("AWS_ENDPOINT_URL"),
-            access_key_id=o.get("AWS_ACCESS_KEY_ID"),
-            secret_access_key=o.get("AWS_SECRET_ACCESS_KEY"),
-            region=o.get("AWS_REGION", "us-east-1"),
-            allow_http=o.get("AWS_ALLOW_HTTP", "true").lower() == "true",
-        )
-        return open_storage(table.uri, s3=config)
-    return open_storage(table.uri)
+    # S3 tables go through reference_impl.storage.S3Storage (conditional put for commits).
+    return open_storage(table.uri, s3=s3_config(table)) if is_s3(table) else open_storage(table.uri)
 
 
 class ReferenceEngine(Engine):

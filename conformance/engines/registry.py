@@ -85,6 +85,11 @@ def _builtin() -> dict[str, Callable[[], Engine]]:
 
         return DaftEngine()
 
+    def spark() -> Engine:
+        from conformance.engines.spark_engine import SparkEngine
+
+        return SparkEngine()
+
     return {
         "reference": ref,
         "deltalake": dl,
@@ -92,10 +97,20 @@ def _builtin() -> dict[str, Callable[[], Engine]]:
         "duckdb": duck,
         "polars": pol,
         "daft": daft,
+        "spark": spark,
     }
 
 
 BUILTIN_NAMES: tuple[str, ...] = tuple(_builtin())
+# Engines that cost a JVM and jar resolution: in the default set only when asked for by name
+# (--engines) or by their environment switch.
+OPT_IN: dict[str, str] = {"spark": "LAKECONF_SPARK"}
+
+
+def opted_in(name: str) -> bool:
+    """Whether an opt-in engine's switch (e.g. LAKECONF_SPARK=1) puts it in the default set."""
+    switch = OPT_IN.get(name)
+    return switch is None or os.environ.get(switch, "") not in ("", "0", "false")
 
 
 def _entry_points() -> dict[str, Callable[[], Engine]]:
@@ -140,10 +155,16 @@ def engine_factories(commands: Iterable[str] = ()) -> dict[str, Callable[[], Eng
     return out
 
 
-def load_engines(names: Sequence[str] | None = None, *, commands: Iterable[str] = ()) -> list[Engine]:
-    """Instantiate the named engines (all known ones if ``names`` is None), in the given order."""
+def load_engines(
+    names: Sequence[str] | None = None, *, commands: Iterable[str] = (), include_opt_in: bool = False
+) -> list[Engine]:
+    """Instantiate the named engines, in the given order.
+
+    Without ``names``: every known engine, except opt-in ones (Spark) whose switch is off, unless
+    ``include_opt_in`` (``lakeconf engines`` lists them all).
+    """
     factories = engine_factories(commands)
-    wanted = list(names) if names else list(factories)
+    wanted = list(names) if names else [n for n in factories if include_opt_in or opted_in(n)]
     unknown = [n for n in wanted if n not in factories]
     if unknown:
         raise EngineConfigError(

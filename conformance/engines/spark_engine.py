@@ -254,7 +254,7 @@ def get_session(*, line: str | None = None, formats: Sequence[str] | None = None
         builder = SparkSession.builder
         for key, value in session_settings(spark_line, fmts, s3=use_s3, log_dir=log_dir, jars=jars).items():
             builder = builder.config(key, value)
-        spark = builder.getOrCreate()
+        spark = _quietly(os.path.join(log_dir, "jvm.out"), builder.getOrCreate)
         if jars is None:
             resolved = spark.sparkContext.getConf().get("spark.jars", "")
             if resolved:
@@ -266,6 +266,32 @@ def get_session(*, line: str | None = None, formats: Sequence[str] | None = None
         _Session.starts = 1
         _Session.configured_buckets = {}
         return spark
+
+
+def _quietly(path: str, start):
+    """Run ``start`` (which launches the JVM) with fds 1 and 2 sent to ``path``.
+
+    The JVM inherits the descriptors it is launched with, so its own banner and SLF4J notices go
+    to the log directory instead of the terminal (and the CLI's one-line output stays clean).
+    """
+    import sys
+
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except Exception:  # noqa: BLE001 - a closed stream is fine
+            pass
+    saved = [os.dup(1), os.dup(2)]
+    try:
+        with open(path, "ab") as sink:
+            os.dup2(sink.fileno(), 1)
+            os.dup2(sink.fileno(), 2)
+        return start()
+    finally:
+        os.dup2(saved[0], 1)
+        os.dup2(saved[1], 2)
+        for fd in saved:
+            os.close(fd)
 
 
 def stop_session() -> None:
@@ -307,16 +333,9 @@ def spark_path(uri: str) -> str:
 
 def s3_config_from_options(options: Mapping[str, str]) -> S3Config | None:
     """An ``S3Config`` from delta-rs-style storage options (None when they name no endpoint/keys)."""
-    opts = {k.upper(): v for k, v in options.items()}
-    if not any(k.startswith("AWS_") for k in opts):
-        return None
-    return S3Config(
-        endpoint_url=opts.get("AWS_ENDPOINT_URL"),
-        access_key_id=opts.get("AWS_ACCESS_KEY_ID"),
-        secret_access_key=opts.get("AWS_SECRET_ACCESS_KEY"),
-        region=opts.get("AWS_REGION", "us-east-1"),
-        allow_http=opts.get("AWS_ALLOW_HTTP", "true").lower() == "true",
-    )
+    from conformance.storage.s3_options import config_from_options
+
+    return config_from_options(options)
 
 
 def bucket_s3a_conf(bucket: str, cfg: S3Config) -> dict[str, str]:
@@ -483,6 +502,9 @@ class SparkEngine(Engine):
     """Spark + delta-spark (other formats' runtimes pinned in versions.py, not wired yet)."""
 
     name = "spark"
+    # One JVM per run: the harness keeps this engine in its own process instead of spawning an
+    # isolated worker (which would start a second JVM); Java errors surface as exceptions anyway.
+    in_process = True
 
     def __init__(self, *, line: str | None = None, formats: Sequence[str] | None = None) -> None:
         self._line_name = line
@@ -528,10 +550,29 @@ class SparkEngine(Engine):
             unsupported_reasons={"Raw": "Spark writes through its public API only"},
         )
 
+    def start(self) -> None:
+        """Start (or reuse) the SparkSession now, so its start-up is timed apart from the cases."""
+        get_session(line=self._line_name, formats=self._formats)
+
     @property
     def log_path(self) -> str | None:
         """Spark's log file of this process (WARN and above), once the session started."""
         return os.path.join(_Session.log_dir, "spark.log") if _Session.log_dir else None
+
+    def log_mark(self) -> int:
+        """The current size of Spark's log (the harness keeps what a failed cell adds after it)."""
+        path = self.log_path
+        return os.path.getsize(path) if path and os.path.exists(path) else 0
+
+    def log_since(self, mark: int) -> str:
+        """What Spark logged after ``mark`` (WARN and above), without the Java stack frames."""
+        path = self.log_path
+        if not path or not os.path.exists(path):
+            return ""
+        with open(path, "rb") as fh:
+            fh.seek(mark)
+            text = fh.read(1 << 20).decode("utf-8", "replace")
+        return "\n".join(ln for ln in text.splitlines() if ln.strip() and not ln.lstrip().startswith("at "))
 
     def _spark(self, table: TableRef):
         if table.format != "delta":
@@ -560,29 +601,35 @@ class SparkEngine(Engine):
                 reader = reader.option("timestampAsOf", _timestamp_literal(timestamp))
             df = reader.load(path)
             if columns:
-                df = df.select(*[df[c] for c in columns])
+                df = df.select(*[df[_quote_ident(c)] for c in columns])
             return _to_arrow(df)
         except Exception as exc:
             raise translate_error(exc, where=table.uri) from None
 
-    def describe(self, table: TableRef, *, at: int | None = None) -> dict | None:
-        """Protocol, partition columns and configuration as Spark sees them (latest version only)."""
-        if at is not None:
+    def describe(self, table: TableRef, *, at: int | None = None, timestamp: str | None = None) -> dict | None:
+        """Delta facts (``delta_facts`` keys) as Spark sees them; latest version only (else ``None``)."""
+        if at is not None or timestamp is not None:
+            # DESCRIBE DETAIL has no time travel; the rows of older versions are still checked.
             return None
+        from conformance.engines.delta_facts import facts
+
         spark = self._spark(table)
+        target = f"delta.{_quote_ident(spark_path(table.uri))}"
         try:
-            row = spark.sql(f"DESCRIBE DETAIL delta.{_quote_ident(spark_path(table.uri))}").collect()[0].asDict()
+            row = spark.sql(f"DESCRIBE DETAIL {target}").collect()[0].asDict()
+            version = spark.sql(f"DESCRIBE HISTORY {target} LIMIT 1").collect()[0]["version"]
         except Exception as exc:
             raise translate_error(exc, where=table.uri) from None
-        protocol = {"minReaderVersion": row.get("minReaderVersion"), "minWriterVersion": row.get("minWriterVersion")}
-        features = row.get("tableFeatures")
-        if features:
-            protocol["tableFeatures"] = sorted(features)
-        return {
-            "protocol": protocol,
-            "partitionColumns": list(row.get("partitionColumns") or []),
-            "configuration": dict(row.get("properties") or {}),
-        }
+        # tableFeatures lists reader and writer features together; facts() only unions them.
+        return facts(
+            version=int(version),
+            min_reader=int(row.get("minReaderVersion") or 1),
+            min_writer=int(row.get("minWriterVersion") or 2),
+            reader_features=row.get("tableFeatures") or (),
+            writer_features=(),
+            partition_columns=list(row.get("partitionColumns") or []),
+            configuration=dict(row.get("properties") or {}),
+        )
 
     # -- write ---------------------------------------------------------------------------------
 
@@ -614,7 +661,7 @@ class SparkEngine(Engine):
         by_name = {f.name: f for f in target.fields}
         cols = []
         for name in df.columns:
-            col = df[name]
+            col = df[_quote_ident(name)]  # a name like "a.b" is one column, not a struct field
             if name in by_name:
                 col = col.cast(by_name[name].dataType)
             cols.append(col.alias(name))

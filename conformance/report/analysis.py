@@ -76,6 +76,17 @@ class Analysis:
     multi_writer: bool
     explanations: list[Explanation] = field(default_factory=list)
     unexplained: list[tuple[Row, str]] = field(default_factory=list)  # (row, reader) of fail/error/unsupported cells without one
+    writers: list[str] = field(default_factory=list)  # in first-seen order
+    pairs: dict[tuple[str, str], dict[str, int]] = field(default_factory=dict)  # (writer, reader) -> status -> n
+
+    def pair_text(self, writer: str, reader: str) -> str:
+        """One writer x reader summary cell: ``passed/total`` and the non-pass counts."""
+        c = self.pairs.get((writer, reader))
+        if not c:
+            return ""
+        total = sum(c.values())
+        rest = ", ".join(f"{c[s]} {s}" for s in STATUSES if s != "pass" and c.get(s))
+        return f"{c.get('pass', 0)}/{total}" + (f" ({rest})" if rest else "")
 
     def explanation_of(self, r: dict[str, Any]) -> Explanation | None:
         """The explanation of one result dict (None if it has none)."""
@@ -105,6 +116,7 @@ def analyse(doc: dict[str, Any]) -> Analysis:
     rows: "OrderedDict[tuple, Row]" = OrderedDict()
     counts: dict[str, dict[str, int]] = {}
     totals = {s: 0 for s in STATUSES}
+    pairs: dict[tuple[str, str], dict[str, int]] = {}
     for r in doc.get("results", []):
         if r["reader"] not in readers:
             readers.append(r["reader"])
@@ -114,6 +126,7 @@ def analyse(doc: dict[str, Any]) -> Analysis:
             row = rows[key] = Row(case=r["case"], format=r["format"], writer=r["writer"], snapshot=version_label(r))
         row.cells[r["reader"]] = r
         counts.setdefault(r["reader"], {s: 0 for s in STATUSES})[r["status"]] += 1
+        pairs.setdefault((r["writer"], r["reader"]), {s: 0 for s in STATUSES})[r["status"]] += 1
         totals[r["status"]] += 1
     readers = [n for n in readers if n in counts] or readers
     writers = {row.writer for row in rows.values()}
@@ -141,6 +154,8 @@ def analyse(doc: dict[str, Any]) -> Analysis:
         multi_writer=len(writers) > 1,
         explanations=list(explanations.values()),
         unexplained=unexplained,
+        writers=list(dict.fromkeys(row.writer for row in rows.values())),
+        pairs=pairs,
     )
 
 

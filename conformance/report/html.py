@@ -61,6 +61,8 @@ def _status_cell(r: dict[str, Any] | None, a: Analysis | None = None) -> str:
         tag = '<span class="tag new">NEW</span>'
         known = "\n\nUNEXPLAINED: not in conformance/findings.py"
     body = escape(text) + (("\n\n" + escape(r["diff"])) if r.get("diff") else "") + escape(known)
+    if r.get("engine_log"):
+        body += "\n\nEngine log:\n" + escape(r["engine_log"])
     return (
         f'<td class="st" style="background:{colour};color:{fg}" title="{escape(tip + known)}">'
         f"<details><summary>{status}{secs}{tag}</summary><pre>{body}</pre></details></td>"
@@ -96,6 +98,15 @@ def render_html(doc: dict[str, Any], analysis: Analysis | None = None) -> str:
             + "".join(f'<td class="num">{c.get(s, 0)}</td>' for s in STATUSES) + "</tr>"
         )
     parts.append("</table>")
+
+    if a.multi_writer:
+        parts.append("<h2>Writers x readers</h2><p>Cells passed / cells, per writer (the engine that built the "
+                     "tables) and reader.</p><table><tr><th>writer \\ reader</th>"
+                     + "".join(f"<th>{escape(r)}</th>" for r in a.readers) + "</tr>")
+        for w in a.writers:
+            parts.append(f"<tr><td>{escape(w)}</td>"
+                         + "".join(f'<td class="num">{escape(a.pair_text(w, r))}</td>' for r in a.readers) + "</tr>")
+        parts.append("</table>")
 
     parts.append('<h2 id="unexplained">Unexplained non-passes</h2>')
     if not a.unexplained:

@@ -49,6 +49,13 @@ def render_markdown(doc: dict[str, Any], analysis: Analysis | None = None) -> st
             + " | ".join(str(c.get(s, 0)) for s in STATUSES) + " |"
         )
 
+    if a.multi_writer:
+        out += ["", "## Writers x readers", "",
+                "Cells passed / cells, per writer (the engine that built the tables) and reader.", "",
+                "| writer \\ reader | " + " | ".join(a.readers) + " |", "|---|" + "---|" * len(a.readers)]
+        for w in a.writers:
+            out.append(f"| {_cell(w)} | " + " | ".join(_cell(a.pair_text(w, r)) for r in a.readers) + " |")
+
     out += ["", "## Unexplained non-passes", ""]
     if not a.unexplained:
         out.append("None: every fail, error and unsupported cell has a known explanation.")
@@ -116,6 +123,9 @@ def render_markdown(doc: dict[str, Any], analysis: Analysis | None = None) -> st
             out += ["", "**UNEXPLAINED**: not in conformance/findings.py."]
         if r.get("diff"):
             out += ["", "```", r["diff"].replace("```", "'''"), "```"]
+        if r.get("engine_log"):
+            out += ["", "Engine log (what the engine logged while this cell ran):", "", "~~~",
+                    r["engine_log"].replace("~~~", "---"), "~~~"]
         if r.get("rules"):
             out += ["", "Rules: " + ", ".join(r["rules"])]
         out.append("")

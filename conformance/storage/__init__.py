@@ -89,6 +89,11 @@ class Store:
         return s3_options.delta_rs_options(self._s3_config) if self._s3_config else {}
 
     @property
+    def startup_seconds(self) -> float | None:
+        """How long starting the MinIO server took (``None`` when this store started none)."""
+        return self._server.startup_seconds if self._server is not None else None
+
+    @property
     def bucket(self) -> str | None:
         """The bucket holding the tables (``None`` for local disk)."""
         if not self.is_s3:

@@ -8,10 +8,29 @@ secrets: never log what these functions return.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Mapping
 from urllib.parse import urlparse
 
 from reference_impl.storage import S3Config
+
+
+def config_from_options(options: Mapping[str, str] | None) -> S3Config | None:
+    """The ``S3Config`` a table's storage options describe (delta-rs ``AWS_*`` spelling, any case).
+
+    The harness hands every engine a ``TableRef`` whose ``storage_options`` come from
+    ``delta_rs_options``; each adapter turns them back into a config here and then into its own
+    client's spelling with the functions below. ``None`` when the options name no S3 setting.
+    """
+    opts = {k.upper(): v for k, v in (options or {}).items()}
+    if not any(k.startswith("AWS_") for k in opts):
+        return None
+    return S3Config(
+        endpoint_url=opts.get("AWS_ENDPOINT_URL") or None,
+        access_key_id=opts.get("AWS_ACCESS_KEY_ID") or None,
+        secret_access_key=opts.get("AWS_SECRET_ACCESS_KEY") or None,
+        region=opts.get("AWS_REGION") or "us-east-1",
+        allow_http=opts.get("AWS_ALLOW_HTTP", "true").lower() == "true",
+    )
 
 
 def _endpoint(cfg: S3Config) -> tuple[str | None, bool]:

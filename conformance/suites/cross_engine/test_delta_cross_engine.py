@@ -19,7 +19,8 @@ import pytest
 
 from conformance.engines.registry import load_engines
 from conformance.findings import explain, findings_for
-from conformance.runner import capability_gap, check_cell, make_store
+from conformance.runner import capability_gap, check_cell, table_location
+from conformance.storage import open_store
 
 READERS = ["reference", "deltalake", "deltalake-datafusion", "duckdb", "polars", "daft"]
 
@@ -55,7 +56,7 @@ def engines():
 @pytest.fixture(scope="session")
 def built(tmp_path_factory, engines):
     """Build each case once with the reference writer (lazily): case id -> TableRef or the error."""
-    store = make_store("local", str(tmp_path_factory.mktemp("cross_engine")))
+    store = open_store("local", str(tmp_path_factory.mktemp("cross_engine")))
     cache: dict[str, object] = {}
 
     def get(case):
@@ -65,7 +66,7 @@ def built(tmp_path_factory, engines):
             if reason:
                 cache[case.id] = pytest.skip.Exception(f"reference writer unavailable: {reason}")
             else:
-                table = store.location("reference", case)
+                table = table_location(store, "reference", case)
                 try:
                     writer.write(table, case.steps)
                     cache[case.id] = table

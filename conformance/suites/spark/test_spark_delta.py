@@ -85,7 +85,7 @@ def test_spark_writes_partitioned_and_reads_back(spark_engine, store):
     assert spark_engine.read(ref, at=0).num_rows == 0  # CREATE is its own commit
     assert spark_engine.read(ref, columns=["id"]).column_names == ["id"]
     detail = spark_engine.describe(ref)
-    assert detail["partitionColumns"] == ["part"]
+    assert detail["partition_columns"] == ["part"] and detail["version"] == 1
 
     # delta-rs reads Spark's table: same rows, same partitioning, same version history.
     dt = _dl(ref)

@@ -46,12 +46,22 @@ def test_unknown_engine(capsys):
     assert "unknown engine(s) nosuch" in line and "duckdb" in line
 
 
-def test_minio_without_configuration(capsys, monkeypatch):
-    for k in ("AWS_ENDPOINT_URL", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"):
-        monkeypatch.delenv(k, raising=False)
-    assert main(["run", "--store", "minio", "--engines", "duckdb"]) == 2
+def test_minio_without_a_binary_is_a_config_error(capsys, monkeypatch, tmp_path):
+    monkeypatch.setenv("MINIO_BINARY", str(tmp_path / "no-minio-here"))
+    monkeypatch.setattr("conformance.storage.minio.docker_available", lambda: False)
+    assert main(["run", "--store", "minio", "--engines", "duckdb", "--cases", "delta/basic-append",
+                 "--out", str(tmp_path / "out")]) == 2
     line = err_line(capsys)
-    assert line.startswith("lakeconf: store not configured:") and "AWS_ENDPOINT_URL" in line
+    assert line.startswith("lakeconf: store not available:")
+    assert "bash .ci/install-minio" in line and "MINIO_BINARY" in line
+
+
+def test_s3_without_a_bucket_is_a_config_error(capsys, monkeypatch, tmp_path):
+    monkeypatch.delenv("LAKECONF_S3_BUCKET", raising=False)
+    assert main(["run", "--store", "s3", "--engines", "duckdb", "--cases", "delta/basic-append",
+                 "--out", str(tmp_path / "out")]) == 2
+    line = err_line(capsys)
+    assert line.startswith("lakeconf: store not configured: --store s3") and "LAKECONF_S3_BUCKET" in line
 
 
 def test_validate_missing_path(capsys, tmp_path):
@@ -145,6 +155,17 @@ def test_engines_lists_builtins(capsys):
     assert main(["engines", "--json"]) == 0
     names = [e["name"] for e in json.loads(capsys.readouterr().out)]
     assert names[:2] == ["reference", "deltalake"] and "daft" in names
+    assert "spark" in names  # listed (opt-in for runs), whether or not a JVM is here
+
+
+def test_spark_is_opt_in(monkeypatch):
+    from conformance.engines.registry import load_engines
+
+    monkeypatch.delenv("LAKECONF_SPARK", raising=False)
+    assert "spark" not in [e.name for e in load_engines()]
+    assert [e.name for e in load_engines(["spark"])] == ["spark"]  # named: included
+    monkeypatch.setenv("LAKECONF_SPARK", "1")
+    assert "spark" in [e.name for e in load_engines()]
 
 
 @pytest.mark.skipif(not _reference_ok("conformance.cases.registry"), reason="case registry not importable yet")
@@ -155,7 +176,11 @@ def test_run_end_to_end(tmp_path, capsys):
     doc = json.loads((tmp_path / "results.json").read_text())
     assert {r["reader"] for r in doc["results"]} == {"reference", "duckdb"}
     assert all(r["case"] == "delta/basic-append" for r in doc["results"])
+    assert doc["store"] == "local" and doc["store_root"].startswith(str(tmp_path))
+    assert set(doc["engine_startup_seconds"]) == {"reference", "duckdb"}
     assert code == (1 if any(r["status"] in ("fail", "error") for r in doc["results"]) else 0)
+    summary = capsys.readouterr().out.strip().splitlines()[-1]
+    assert summary.startswith("lakeconf run (local, ") and "pass" in summary and "unexplained 0" in summary
     assert (tmp_path / "report.html").exists()
     assert main(["run", "--cases", "delta/no-such-case-*", "--engines", "duckdb", "--out", str(tmp_path)]) == 2
     assert "no cases" in capsys.readouterr().err

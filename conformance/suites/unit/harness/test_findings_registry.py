@@ -43,10 +43,17 @@ def test_entry_is_complete(finding: Finding):
 def test_entry_names_existing_cases_engines_and_rules(finding: Finding, case_ids):
     for pattern in finding.cases:
         assert any(fnmatch.fnmatchcase(c, pattern) for c in case_ids), f"{finding.id}: no case matches {pattern!r}"
-    for engine in finding.engines:
+    if finding.engines == ("*",):
+        # A writer-side cause (every reader's cell of a table the writer built wrongly or could not
+        # build) must name the writer; the reference writer is never explained away either.
+        assert finding.writers != ("*",), f"{finding.id}: a writer-side finding names its writers"
+    for engine in finding.engines if finding.engines != ("*",) else ():
         assert engine in BUILTIN_NAMES, f"{finding.id}: unknown engine {engine!r}"
         # A reference non-pass is a kit bug: it is never explained away.
         assert engine != "reference"
+    for writer in finding.writers:
+        assert writer == "*" or writer in BUILTIN_NAMES, f"{finding.id}: unknown writer {writer!r}"
+        assert writer != "reference" or finding.engines != ("*",)
     catalog = all_rules()
     for rule in finding.rules:
         assert rule in catalog, f"{finding.id}: rule {rule} is not in conformance/rules/"
@@ -77,6 +84,22 @@ def test_explain_accepts_globs_and_a_custom_registry():
     assert explain("delta/neg-gap", "alpha", "fail", custom).id == "x"
     assert explain("delta/basic", "alpha", "fail", custom) is None
     assert findings_for("delta/neg-gap", "beta", custom) == []
+
+
+def test_findings_can_be_about_one_writer_or_every_reader():
+    about_spark = Finding(id="w", engines=("alpha",), cases=("delta/x",), status="fail", cause="c", spec="s",
+                          rules=("DELTA-LOG-001",), section="s", writers=("spark",))
+    build = Finding(id="b", engines=("*",), cases=("delta/x",), status="error", cause="c", spec="s",
+                    rules=("DELTA-LOG-001",), section="s", writers=("spark",))
+    assert explain("delta/x", "alpha", "fail", [about_spark], writer="spark").id == "w"
+    assert explain("delta/x", "alpha", "fail", [about_spark]) is None  # the reference's table: not covered
+    assert explain("delta/x", "reference", "error", [build], writer="spark").id == "b"
+    assert build.side == "writer" and about_spark.side == "reader"
+    assert build.to_dict()["side"] == "writer" and build.to_dict()["writers"] == ["spark"]
+    on_s3 = Finding(id="s3", engines=("alpha",), cases=("delta/x",), status="error", cause="c", spec="s",
+                    rules=("DELTA-LOG-001",), section="s", stores=("minio", "s3"))
+    assert explain("delta/x", "alpha", "error", [on_s3], store="minio").id == "s3"
+    assert explain("delta/x", "alpha", "error", [on_s3]) is None  # local disk: not this cause
 
 
 def test_to_dict_is_what_results_json_carries():

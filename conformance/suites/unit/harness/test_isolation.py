@@ -12,7 +12,8 @@ import pyarrow as pa
 from conformance.engines.base import Capabilities, Engine
 from conformance.isolation import EngineWorker, engine_spec
 from conformance.model import Case, Expected, TableRef
-from conformance.runner import make_store, run
+from conformance.runner import run
+from conformance.storage import open_store
 
 ROWS = pa.table({"x": pa.array([1], pa.int64())})
 
@@ -84,7 +85,7 @@ def test_run_survives_a_segfaulting_reader(tmp_path):
     # The store puts tables at <base>/<writer>/<format>/<slug>: name the case so its uri ends in "segv".
     bad = Case(id="fake/segv", format="fake", description="", rules=(), steps=(), expected=(Expected(rows=ROWS),))
     good = Case(id="fake/ok", format="fake", description="", rules=(), steps=(), expected=(Expected(rows=ROWS),))
-    out = run([bad, good], [SegvWriter(), Moody()], store=make_store("local", str(tmp_path)),
+    out = run([bad, good], [SegvWriter(), Moody()], store=open_store("local", str(tmp_path)),
               isolate=True, progress_stream=io.StringIO())
     got = {r.case: (r.status, r.message) for r in out.results}
     assert got["fake/segv"][0] == "error" and "crashed" in got["fake/segv"][1]

@@ -19,7 +19,7 @@ def test_rule_fields():
     r = all_rules()["DELTA-LOG-001"]
     assert r.format == "delta" and r.binds == "both" and r.strength == "MUST"
     assert r.section == "Delta Table Specification" and "consecutive" in r.rule
-    assert format_of("GEN-001") == "iceberg" and format_of("NOPE-001") is None
+    assert format_of("ICEBERG-GEN-001") == "iceberg" and format_of("NOPE-001") is None
 
 
 def test_parse_catalog_handles_headers_pipes_and_appendices():

@@ -10,8 +10,9 @@ import pytest
 
 from conformance.engines.base import Capabilities, Engine
 from conformance.model import Append, Case, Create, Expected, Raw, TableRef
-from conformance.report import problems
-from conformance.runner import StoreConfigError, check_cell, failed, make_store, run
+from conformance.report import problems, render_markdown
+from conformance.runner import check_cell, failed, run, table_location, verdict
+from conformance.storage import open_store
 from reference_impl.errors import InvalidTable, Unsupported
 
 TABLES: dict[str, list[pa.Table]] = {}  # uri -> rows per version
@@ -80,7 +81,7 @@ def case(slug="c", expected=None, features=(), steps=None, writers=None):
 
 @pytest.fixture
 def store(tmp_path):
-    return make_store("local", str(tmp_path / "tables"))
+    return open_store("local", str(tmp_path))
 
 
 def go(cases, readers, store, writers=None):
@@ -186,19 +187,115 @@ def test_progress_goes_to_the_stream(store):
     assert "[1/1] fake/c" in text and "done: 1 cells" in text
 
 
-def test_minio_store_needs_configuration(tmp_path):
-    with pytest.raises(StoreConfigError, match="set AWS_ENDPOINT_URL, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY"):
-        make_store("minio", str(tmp_path), env={})
-    s = make_store("minio", str(tmp_path), env={
-        "AWS_ENDPOINT_URL": "http://127.0.0.1:9000", "AWS_ACCESS_KEY_ID": "user1234", "AWS_SECRET_ACCESS_KEY": "secret-value-1"})
-    assert s.base.startswith("s3://lakeconf/lakeconf-runs/")
-    assert "secret-value-1" not in repr(s)
-    ref = s.location("w", case())
-    assert ref.uri.startswith("s3://") and "secret-value-1" not in repr(ref)
+def test_table_locations_come_from_the_store(tmp_path, monkeypatch):
+    local = open_store("local", str(tmp_path))
+    ref = table_location(local, "w", case())
+    assert ref.uri == str(tmp_path / "tables" / "w" / "fake" / "c") and ref.storage_options == {}
+    (tmp_path / "tables" / "w" / "fake" / "c").mkdir()
+    (tmp_path / "tables" / "w" / "fake" / "c" / "old").write_text("x")
+    table_location(local, "w", case())
+    assert not (tmp_path / "tables" / "w" / "fake" / "c").exists()  # a leftover of an earlier run is removed
+    assert (tmp_path / "tables" / "w" / "fake").is_dir()
 
+    monkeypatch.setenv("LAKECONF_S3_BUCKET", "bkt")
+    monkeypatch.setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:9000")
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "user1234")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "secret-value-1")
+    s3 = open_store("s3", str(tmp_path))
+    ref = table_location(s3, "w", case())
+    assert ref.uri.startswith("s3://bkt/") and ref.uri.endswith("/w/fake/c")
+    assert ref.storage_options["AWS_ENDPOINT_URL"] == "http://127.0.0.1:9000"
+    assert "secret-value-1" not in repr(ref) and "secret-value-1" not in repr(s3)
+
+
+def test_results_name_the_store_without_credentials(tmp_path, monkeypatch):
+    monkeypatch.setenv("LAKECONF_S3_BUCKET", "bkt")
+    monkeypatch.setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:9")
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "user1234")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "secret-value-1")
+    s3 = open_store("s3", str(tmp_path))
+    out = go([case()], [MemReader("good")], s3)  # the in-memory engines never touch the endpoint
+    doc = json.dumps(out.document)
+    assert out.document["store"] == "s3" and out.document["store_root"].startswith("s3://bkt/")
+    assert "secret-value-1" not in doc and "user1234" not in doc
+
+
+def test_engine_startup_is_timed_and_a_failed_start_skips_with_the_reason(store):
+    class Slow(MemReader):
+        def start(self):
+            import time
+
+            time.sleep(0.05)
+
+    class Broken(MemReader):
+        def start(self):
+            raise RuntimeError("no JVM today")
+
+    out = go([case()], [Slow("slow"), Broken("broken")], store)
+    startup = out.document["engine_startup_seconds"]
+    assert startup["slow"] >= 0.05 and "broken" in startup and "mem-writer" in startup
+    st = statuses(out)
+    assert st[("fake/c", "slow", None)][0] == "pass"
+    assert st[("fake/c", "broken", None)] == ("skip", "engine unavailable: start-up failed: RuntimeError: no JVM today")
+    assert out.document["timing"]["run_seconds"] > 0 and "mem-writer" in out.document["timing"]["build_seconds"]
+
+
+def test_verdict_counts_unexplained_and_reference_failures():
+    def cell(reader, status, finding=None):
+        return {"reader": reader, "status": status, **({"finding": finding} if finding else {})}
+
+    explained = {"source": "registry", "cause": "c", "spec": "s", "side": "reader"}
+    v = verdict([cell("reference", "pass"), cell("x", "fail", explained), cell("x", "unsupported", explained),
+                 cell("y", "skip")])
+    assert v.ok and v.unexplained == 0 and v.counts["fail"] == 1 and v.counts["skip"] == 1
+    assert "4 cells: 1 pass, 1 fail, 0 error, 1 unsupported, 1 skip; unexplained 0" in v.line()
+    assert not verdict([cell("x", "error")]).ok  # a new finding
+    ref = verdict([cell("reference", "fail", explained)])
+    assert ref.reference_failures == 1 and not ref.ok  # the reference is never explained away
+    writer_side = verdict([cell("reference", "error", explained | {"side": "writer"})])
+    assert writer_side.ok  # a table the writer could not build is the writer's finding
 
 def test_check_cell_uses_timestamp_capability(store):
     caps = Capabilities(read=frozenset({"fake"}), read_features={"fake": None}, unsupported_reasons={"timestamp-travel": "no"})
     status, message, _ = check_cell(case(), Expected(timestamp="2024-01-01T00:00:00Z", rows=ROWS), MemReader("r", caps=caps),
                                     TableRef(format="fake", uri="nowhere"))
     assert status == "unsupported" and "timestamp-travel" in message
+
+
+def test_an_engine_log_is_kept_only_with_a_failed_cell(store):
+    class Logging(MemReader):
+        log = ["boot noise"]
+
+        def log_mark(self):
+            return len(self.log)
+
+        def log_since(self, mark):
+            return "\n".join(self.log[mark:])
+
+        def read(self, table, **kw):
+            self.log.append(f"{self.name} read, password=hunter2")
+            return super().read(table, **kw)
+
+    out = go([case()], [Logging("good-log"), Logging("bad-log", "wrong")], store)
+    rows = {r["reader"]: r for r in out.document["results"]}
+    assert "engine_log" not in rows["good-log"]
+    assert rows["bad-log"]["engine_log"] == "bad-log read, password=***"  # only this cell's lines, redacted
+    md = render_markdown(out.document)
+    assert "Engine log" in md and "bad-log read" in md
+
+
+def test_spark_without_java_is_skip_with_the_reason_in_every_cell(store, monkeypatch):
+    pytest.importorskip("pyspark")
+    from conformance.cases.registry import all_cases
+    from conformance.engines import spark_engine
+    from conformance.engines.registry import load_engines
+
+    monkeypatch.delenv("JAVA_HOME", raising=False)
+    monkeypatch.setattr(spark_engine.shutil, "which", lambda name: None)
+    basic = [c for c in all_cases(format="delta") if c.id == "delta/basic-append"]
+    out = run(basic, load_engines(["reference", "spark"]), store=store, progress=False)
+    spark_cells = [r for r in out.results if "spark" in (r.writer, r.reader)]
+    assert spark_cells and all(r.status == "skip" and "no Java runtime" in r.message for r in spark_cells)
+    assert all(r.status == "pass" for r in out.results if r.writer == r.reader == "reference")
+    assert "spark" not in out.document["engine_startup_seconds"]  # never started
+    assert verdict(out.document["results"]).ok

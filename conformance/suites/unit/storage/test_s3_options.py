@@ -101,3 +101,20 @@ def test_redact():
 
 def test_s3config_repr_hides_secret():
     assert "s3cr3t" not in repr(CFG) and "AKIDEXAMPLE" not in repr(CFG)
+
+
+def test_table_options_round_trip_to_the_config():
+    # The harness hands engines delta-rs options in the TableRef; each adapter rebuilds the config.
+    assert s3_options.config_from_options(s3_options.delta_rs_options(CFG)) == CFG
+    lower = {k.lower(): v for k, v in s3_options.delta_rs_options(CFG).items()}
+    assert s3_options.config_from_options(lower) == CFG
+    assert s3_options.config_from_options({}) is None and s3_options.config_from_options(None) is None
+
+
+def test_every_adapter_takes_its_settings_from_the_table_options():
+    from conformance.engines._common import s3_config
+    from conformance.model import TableRef
+
+    table = TableRef(format="delta", uri="s3://b/t", storage_options=s3_options.delta_rs_options(CFG))
+    assert s3_config(table) == CFG
+    assert s3_config(TableRef(format="delta", uri="/tmp/t", storage_options={})) is None
