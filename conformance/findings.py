@@ -134,26 +134,6 @@ FINDINGS: tuple[Finding, ...] = (
         versions=_seen("deltalake", "deltalake-datafusion", "duckdb", "polars", "daft"),
     ),
     Finding(
-        id="kernel-trusts-dangling-checkpoint-hint",
-        engines=("deltalake", "deltalake-datafusion", "duckdb", "polars", "daft"),
-        cases=("delta/last-checkpoint-dangling",),
-        status="error",
-        cause=(
-            "delta-kernel-rs follows a _last_checkpoint naming a v9 checkpoint that does not exist and raises "
-            "'Had a _last_checkpoint hint but didn't find any checkpoints' instead of listing the log."
-        ),
-        spec=(
-            "The spec leans to the reference but does not settle it: _last_checkpoint is described only as a "
-            "pointer readers 'can' use instead of listing (the commits and the v2 checkpoint fully define v3), "
-            "yet no clause says what a reader does with a hint naming a missing checkpoint, so refusing is "
-            "not forbidden either."
-        ),
-        rules=("DELTA-CKPT-028", "DELTA-CKPT-004"),
-        section="Last Checkpoint File; Last Checkpoint File Schema",
-        upstream="spec ambiguity",
-        versions=_seen("deltalake", "deltalake-datafusion", "duckdb", "polars", "daft"),
-    ),
-    Finding(
         id="accepts-two-metadata-in-one-commit",
         engines=("deltalake", "deltalake-datafusion", "duckdb", "polars", "daft"),
         cases=("delta/neg-two-metadata-in-commit",),
