@@ -288,7 +288,10 @@ def to_bytes(value: Any, t: T.IcebergType) -> bytes:
         except struct.error:
             raise InvalidTable(f"{v} does not fit in a 64-bit {t}", rule="ICEBERG-SERDE-010") from None
     if name == "float":
-        return struct.pack("<f", v)
+        try:
+            return struct.pack("<f", v)
+        except (struct.error, OverflowError):
+            raise InvalidTable(f"{v!r} does not fit in a 32-bit float", rule="ICEBERG-SERDE-010") from None
     if name == "double":
         return struct.pack("<d", v)
     if name == "string":
