@@ -265,6 +265,9 @@ FINDINGS: tuple[Finding, ...] = (
         section="Partition Value Serialization",
         upstream="engine bug",
         versions=_seen("deltalake"),
+        # delta-rs's own writer commits that value as '0.-50' and fails the build
+        # (deltalake-writes-garbled-negative-decimal-partition), so its tables never reach this read.
+        writers=("reference", "spark"),
     ),
     Finding(
         id="datafusion-empty-string-partition-not-null",
@@ -426,6 +429,68 @@ FINDINGS: tuple[Finding, ...] = (
         upstream="engine bug",
         versions=_seen("deltalake-datafusion", "polars", "daft"),
         writers=("spark",),
+    ),
+    # ---------------------------------------------------------------- delta-rs-written tables
+    Finding(
+        id="deltalake-writes-binary-partition-as-escape-text",
+        engines=("*",),
+        cases=("delta/multi-partitioned",),
+        status="fail",
+        cause=(
+            "delta-rs 1.6.6 (write_deltalake) stores a binary partition value as the literal escape text "
+            "'\\u0068\\u0065...' (JSON \"\\\\u0068...\", six characters per byte), while delta-kernel-rs readers "
+            "(delta-rs itself on both paths, DuckDB, daft) return that text's UTF-8 bytes, so b'hello' comes back "
+            "as b'\\u0068\\u0065...': delta-rs does not round-trip its own binary partition values."
+        ),
+        spec=(
+            "The spec leans against the writer: binary is 'Encoded as a string of escaped binary values. For "
+            "example, \"\\u0001\\u0002\\u0003\"', a quoted JSON string whose value is one character per byte (Spark "
+            "writes the bytes cast to a string, which JSON escapes that way; kernel readers read the string's bytes). The text is ambiguous enough that the reference "
+            "reads both forms (reference_impl/delta/partition.py), which is why the reference cell passes."
+        ),
+        rules=("DELTA-PART-008",),
+        section="Partition Value Serialization",
+        upstream="engine bug",
+        writers=("deltalake",),
+    ),
+    Finding(
+        id="deltalake-writes-garbled-negative-decimal-partition",
+        engines=("*",),
+        cases=("delta/multi-partitioned-typed",),
+        status="error",
+        cause=(
+            "delta-rs 1.6.6 (write_deltalake) commits the decimal(10,2) partition value -0.50 as the string '0.-50' "
+            "(the formatting bug its pyarrow reader shows too) and then fails to load its own table ('Failed to "
+            "parse value '0.-50' as 'decimal(10,2)''), so the build fails and no reader sees a table."
+        ),
+        spec=(
+            "The spec supports failing the writer: numeric partition values are 'the string representation of "
+            "the number' ('-0.50'); '0.-50' is not a number, so commit 1 is invalid."
+        ),
+        rules=("DELTA-PART-002",),
+        section="Partition Value Serialization",
+        upstream="engine bug",
+        writers=("deltalake",),
+    ),
+    Finding(
+        id="daft-rejects-string-view-arrow-hint",
+        engines=("daft",),
+        cases=("delta/time-travel-versions", "delta/update-copy-on-write", "delta/change-data-feed"),
+        status="error",
+        cause=(
+            "The data files delta-rs's DELETE/UPDATE rewrite carry an ARROW:schema metadata hint typing the string "
+            "column as Utf8View (the Parquet column itself is a plain BYTE_ARRAY (String)); daft honours the hint "
+            "and fails ('Unsupported Arrow DataType: Utf8View') at the versions that read those files."
+        ),
+        spec=(
+            "The spec supports the writer: a Delta string column maps to a Parquet UTF-8 binary column, which these "
+            "files hold; the ARROW:schema key is not part of Delta, and a reader must read the Parquet types."
+        ),
+        rules=("DELTA-READER-002",),
+        section="Delta Data Type to Parquet Type Mappings",
+        upstream="engine bug",
+        versions=_seen("daft"),
+        writers=("deltalake",),
     ),
     # ---------------------------------------------------------------- Spark as a reader
     Finding(

@@ -71,7 +71,8 @@ def test_missing_table_raises(engine, tmp_path):
 
 def test_version_and_roles(engine):
     assert engine.version() and engine.version() != "not installed"
-    assert engine.roles() == ["reader"]
+    # delta-rs is the one external engine that also writes (DeltalakeEngine.write); its DataFusion twin reads only.
+    assert engine.roles() == (["reader", "writer"] if engine.name == "deltalake" else ["reader"])
     assert "delta" in engine.capabilities().read
 
 
@@ -112,3 +113,59 @@ def test_reference_reads_delta_rs_table(delta_table):
     assert compare(ref.read(TableRef(format="delta", uri=path), at=0), v0).equal
     facts = ref.describe(TableRef(format="delta", uri=path))
     assert facts["version"] == 1 and facts["partition_columns"] == ["p"]
+
+
+# ----------------------------------------------------------------------------------------------
+# delta-rs as a writer
+# ----------------------------------------------------------------------------------------------
+
+
+def _deltalake_writer():
+    (writer,) = load_engines(["deltalake"])
+    if writer.available():
+        pytest.skip(writer.available())
+    return writer
+
+
+def test_deltalake_writer_builds_what_the_reference_reads(tmp_path):
+    """create + append + delete through the deltalake API; the reference reads every version right."""
+    import pyarrow as pa
+
+    from conformance.model import Append, Create, Delete
+
+    (ref,) = load_engines(["reference"])
+    if ref.available():
+        pytest.skip(ref.available())
+    writer = _deltalake_writer()
+    schema = pa.schema([("id", pa.int64()), ("p", pa.string())])
+    first = pa.table({"id": [1, 2, 3], "p": ["a", "b", None]}, schema=schema)
+    table = TableRef(format="delta", uri=str(tmp_path / "t"))
+    writer.write(table, [Create(schema=schema, partition_by=("p",)), Append(rows=first), Delete(where="id = 2")])
+    assert compare(ref.read(table, at=0), schema.empty_table()).equal
+    assert compare(ref.read(table, at=1), first).equal
+    latest = pa.table({"id": [1, 3], "p": ["a", None]}, schema=schema)
+    got = ref.read(table)
+    assert compare(got, latest).equal, compare(got, latest).diff
+    facts = ref.describe(table)
+    assert facts["version"] == 2 and facts["partition_columns"] == ["p"]
+
+
+def test_deltalake_writer_declares_and_refuses_honestly(tmp_path):
+    import pyarrow as pa
+
+    from conformance.model import Checkpoint, Create, RenameColumn
+    from reference_impl.errors import Unsupported
+
+    writer = _deltalake_writer()
+    caps = writer.capabilities()
+    assert caps.write == frozenset({"delta"})
+    steps = caps.write_steps["delta"]
+    assert {"Create", "Append", "Delete", "Update", "Optimize", "Checkpoint"} <= steps
+    assert not {"RenameColumn", "DropColumn", "Raw"} & steps
+    schema = pa.schema([("id", pa.int64())])
+    with pytest.raises(Unsupported):
+        writer.write(TableRef(format="delta", uri=str(tmp_path / "a")), [Create(schema=schema), RenameColumn(old="id", new="x")])
+    with pytest.raises(Unsupported, match="rowTracking"):
+        writer.write(TableRef(format="delta", uri=str(tmp_path / "b")), [Create(schema=schema, features=("rowTracking",))])
+    with pytest.raises(Unsupported, match="multipart"):
+        writer.write(TableRef(format="delta", uri=str(tmp_path / "c")), [Create(schema=schema), Checkpoint(kind="multipart", parts=2)])
