@@ -381,8 +381,15 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``lakeconf`` console script; returns the exit code."""
     parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
     try:
-        args = parser.parse_args(argv)
+        # argparse's REMAINDER cannot pass leading --options through a sub-command, so the
+        # benchmark's own options (``bench delta --files N``) are split off before parsing.
+        if argv[:2] == ["bench", "delta"] and len(argv) > 2:
+            args = parser.parse_args(argv[:2])
+            args.bench_args = argv[2:]
+        else:
+            args = parser.parse_args(argv)
         func = getattr(args, "func", None)
         if func is None:
             missing = {"golden": "regenerate", "bench": "delta"}.get(getattr(args, "command", None) or "")
