@@ -123,8 +123,25 @@ class Metadata:
         return _parse_schema_cached(self.schema_string)
 
 
+class _LogicalFile:
+    """What add and remove share: a logical file is keyed by (path, dvId), not by path alone."""
+
+    __slots__ = ()
+
+    @property
+    def dv_id(self) -> str | None:
+        """``deletionVector.uniqueId`` or None."""
+        dv = self.deletion_vector
+        return None if dv is None else dv.unique_id
+
+    @property
+    def key(self) -> tuple[str, str | None]:
+        """The logical-file primary key (path, dvId) (DELTA-ACTION-005)."""
+        return (self.path, self.dv_id)
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
-class AddFile:
+class AddFile(_LogicalFile):
     """The add action: one logical file (data file + optional deletion vector)."""
 
     path: str
@@ -140,21 +157,10 @@ class AddFile:
     clustering_provider: str | None = None
     stats_parsed: Mapping[str, Any] | None = None
 
-    @property
-    def dv_id(self) -> str | None:
-        """``deletionVector.uniqueId`` or None."""
-        dv = self.deletion_vector
-        return None if dv is None else dv.unique_id
-
-    @property
-    def key(self) -> tuple[str, str | None]:
-        """The logical-file primary key (path, dvId) (DELTA-ACTION-005)."""
-        dv = self.deletion_vector
-        return (self.path, None if dv is None else dv.unique_id)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class RemoveFile:
+class RemoveFile(_LogicalFile):
     """The remove action: a tombstone for one logical file."""
 
     path: str
@@ -169,17 +175,6 @@ class RemoveFile:
     base_row_id: int | None = None
     default_row_commit_version: int | None = None
 
-    @property
-    def dv_id(self) -> str | None:
-        """``deletionVector.uniqueId`` or None."""
-        dv = self.deletion_vector
-        return None if dv is None else dv.unique_id
-
-    @property
-    def key(self) -> tuple[str, str | None]:
-        """The logical-file primary key (path, dvId)."""
-        dv = self.deletion_vector
-        return (self.path, None if dv is None else dv.unique_id)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
