@@ -62,20 +62,27 @@ def detect_format(location: str) -> str:
     """The table format at ``location`` (by its metadata directory); CliError if none is found."""
     storage = _open_location(location)
     from conformance.engines._common import local_path
+    from reference_impl import formats
 
     path = local_path(location)
     if path is not None and not os.path.exists(path):
         raise CliError("unreadable", f"no such file or directory: {location}", "check the path")
     try:
-        if storage.list("_delta_log"):
-            return "delta"
+        return formats.detect(storage)
     except Exception as exc:  # noqa: BLE001
+        if getattr(exc, "kind", None) == "invalid_table":
+            raise CliError("unknown format", f"{location}: {exc}", "point at a table's root directory") from None
         raise CliError("unreadable", f"cannot list {location}: {exc}", "check the location and credentials") from None
-    raise CliError(
-        "unknown format",
-        f"{location} has no _delta_log/ directory",
-        "only Delta tables are recognised so far (Iceberg, Paimon, Hudi come later)",
-    )
+
+
+def _entry_point(fmt: str, which: str):
+    """The reference's reader or validator for ``fmt``, or a CliError saying it is missing."""
+    from reference_impl import formats
+
+    try:
+        return formats.get(fmt).load(which)
+    except Exception as exc:  # noqa: BLE001
+        raise CliError("not available", f"the {fmt} {which} cannot be imported ({exc})") from None
 
 
 def _lakeconf_error(exc: BaseException, what: str) -> CliError:
@@ -175,10 +182,7 @@ def cmd_golden(args: argparse.Namespace) -> int:
 
 def cmd_validate(args: argparse.Namespace) -> int:
     fmt = detect_format(args.location)
-    try:
-        from reference_impl.delta.validate import validate_table
-    except ImportError as exc:
-        raise CliError("not available", f"the Delta validator cannot be imported ({exc})") from None
+    validate_table = _entry_point(fmt, "validator")
     try:
         violations = validate_table(_open_location(args.location))
     except Exception as exc:  # noqa: BLE001
@@ -194,11 +198,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def cmd_read(args: argparse.Namespace) -> int:
-    detect_format(args.location)
-    try:
-        from reference_impl.delta.table import read_table
-    except ImportError as exc:
-        raise CliError("not available", f"the Delta reader cannot be imported ({exc})") from None
+    read_table = _entry_point(detect_format(args.location), "reader")
     try:
         table = read_table(_open_location(args.location), version=args.at)
     except Exception as exc:  # noqa: BLE001
@@ -290,20 +290,22 @@ def cmd_engines(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+# format -> the benchmark module; each has ``main(argv) -> exit code`` parsing its own options.
+_BENCHES = {"delta": "conformance.bench", "iceberg": "conformance.bench_iceberg"}
+
+
 def cmd_bench(args: argparse.Namespace) -> int:
+    import importlib
+
+    module = _BENCHES[args.bench_format]
     try:
-        import conformance.bench as bench
+        bench = importlib.import_module(module)
     except ImportError as exc:
-        raise CliError("not available", f"the benchmark is not installed yet ({exc})", "conformance/bench.py provides it") from None
-    argv = list(args.bench_args or [])
+        raise CliError("not available", f"the {args.bench_format} benchmark cannot be imported ({exc})") from None
     try:
-        if hasattr(bench, "main"):  # main(argv) -> exit code: parses its own arguments
-            return int(bench.main(argv) or 0)
-        result = bench.run_delta()
+        return int(bench.main(list(args.bench_args or [])) or 0)
     except (ValueError, TypeError) as exc:
-        raise CliError("usage error", f"bench delta: {exc}", "see conformance/bench.py for its arguments") from None
-    print(result if isinstance(result, str) else json.dumps(result, indent=1, default=str))
-    return EXIT_OK
+        raise CliError("usage error", f"bench {args.bench_format}: {exc}", f"see `lakeconf bench {args.bench_format} --help`") from None
 
 
 # ----------------------------------------------------------------------------------------------
@@ -372,9 +374,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     b = sub.add_parser("bench", help="benchmarks")
     bsub = b.add_subparsers(dest="bench_format", metavar="FORMAT", parser_class=_Parser)
-    bd = bsub.add_parser("delta", help="the Delta benchmark")
-    bd.add_argument("bench_args", nargs=argparse.REMAINDER, help="passed to conformance.bench.run_delta")
-    bd.set_defaults(func=cmd_bench)
+    for fmt, what in (("delta", "log replay and checkpoints vs deltalake"), ("iceberg", "scan planning vs pyiceberg")):
+        bd = bsub.add_parser(fmt, help=f"the {fmt} benchmark: {what}", add_help=False)
+        bd.add_argument("bench_args", nargs=argparse.REMAINDER, help="the benchmark's own options (--help lists them)")
+        bd.set_defaults(func=cmd_bench)
     return p
 
 
@@ -385,7 +388,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         # argparse's REMAINDER cannot pass leading --options through a sub-command, so the
         # benchmark's own options (``bench delta --files N``) are split off before parsing.
-        if argv[:2] == ["bench", "delta"] and len(argv) > 2:
+        if argv[:1] == ["bench"] and argv[1:2] and argv[1] in _BENCHES and len(argv) > 2:
             args = parser.parse_args(argv[:2])
             args.bench_args = argv[2:]
         else:

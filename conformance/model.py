@@ -10,6 +10,7 @@ the engines and the reference implementation.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+import re
 from typing import Any, Callable, Literal, Mapping
 
 import pyarrow as pa
@@ -29,13 +30,44 @@ class Step:
     """Base of every build step."""
 
 
+# A partition expression names a column and, optionally, the transform that derives the
+# partition value from it. Plain column names are what Delta (and Hive-style layouts) know; the
+# transforms are Iceberg's, written the way Spark's DDL writes them. A writer that cannot honour a
+# transform raises ``Unsupported``.
+PARTITION_TRANSFORMS = ("identity", "bucket", "truncate", "year", "month", "day", "hour", "void")
+_PARTITION_EXPR = re.compile(r"^\s*(?:(\w+)\s*\(\s*(?:(-?\d+)\s*,\s*)?([^(),\s]+)\s*\)|([^(),\s]+))\s*$")
+
+
+def parse_partition_expr(text: str) -> tuple[str, str, int | None]:
+    """``"bucket(16, id)"`` -> ``("bucket", "id", 16)``; ``"id"`` -> ``("identity", "id", None)``.
+
+    ``ValueError`` for a malformed expression, an unknown transform, or a parameter given to a
+    transform that takes none (or missing from bucket/truncate).
+    """
+    m = _PARTITION_EXPR.match(text)
+    if not m:
+        raise ValueError(f"malformed partition expression {text!r}: use 'col' or 'transform([N, ]col)'")
+    if m.group(4):
+        return "identity", m.group(4), None
+    name, param, column = m.group(1).lower(), m.group(2), m.group(3)
+    if name not in PARTITION_TRANSFORMS:
+        raise ValueError(f"unknown partition transform {name!r} in {text!r}: one of {', '.join(PARTITION_TRANSFORMS)}")
+    takes_param = name in ("bucket", "truncate")
+    if takes_param != (param is not None):
+        need = "needs a width/count parameter" if takes_param else "takes no parameter"
+        raise ValueError(f"partition transform {name!r} {need} ({text!r})")
+    return name, column, int(param) if param is not None else None
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Create(Step):
-    """Create the table: Arrow schema, partition columns, table properties, table features.
+    """Create the table: Arrow schema, partitioning, table properties, table features.
 
-    ``features`` names format features to enable at creation (for Delta the table-feature names
-    of the spec, e.g. ``deletionVectors``, ``columnMapping``); ``protocol`` pins explicit
-    versions (Delta: (minReader, minWriter)) when a case is about a legacy protocol.
+    ``partition_by`` holds partition expressions (``parse_partition_expr``): column names, or
+    transforms of columns such as ``"day(ts)"``. ``features`` names format features to enable at
+    creation (for Delta the table-feature names of the spec, e.g. ``deletionVectors``);
+    ``protocol`` pins explicit versions (Delta: (minReader, minWriter)) when a case is about a
+    legacy protocol. Iceberg takes its format version from ``properties["format-version"]``.
     """
 
     schema: pa.Schema
@@ -47,10 +79,14 @@ class Create(Step):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Append(Step):
-    """Insert rows (one commit). ``files`` > 1 splits the rows over that many data files."""
+    """Insert rows (one commit). ``files`` > 1 splits the rows over that many data files.
+
+    ``branch``: commit to that named branch instead of the main history (formats with branches).
+    """
 
     rows: pa.Table
     files: int = 1
+    branch: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -62,9 +98,16 @@ class Overwrite(Step):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Delete(Step):
-    """Delete the rows matching a SQL predicate (deletion vectors when the table enables them)."""
+    """Delete the rows matching a SQL predicate.
+
+    ``how`` asks for one mechanism where the format offers several: ``copy-on-write``,
+    ``position-deletes``, ``equality-deletes`` or ``deletion-vectors``; ``None`` leaves it to the
+    writer and the table's settings. A writer that cannot honour the request raises
+    ``Unsupported`` rather than silently using another mechanism.
+    """
 
     where: str
+    how: Literal["copy-on-write", "position-deletes", "equality-deletes", "deletion-vectors"] | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -110,6 +153,47 @@ class DropColumn(Step):
     """Drop a top-level column (needs column mapping in Delta)."""
 
     name: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ChangeColumnType(Step):
+    """Change a top-level column's type (Iceberg type promotion, Delta type widening)."""
+
+    name: str
+    type: pa.DataType
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MoveColumn(Step):
+    """Move a top-level column after another one (``after=None``: make it the first)."""
+
+    name: str
+    after: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SetPartitioning(Step):
+    """Partition new writes by these expressions from now on (partition evolution)."""
+
+    partition_by: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CreateRef(Step):
+    """Name a version: a ``tag`` (fixed) or a ``branch`` (can take commits), at ``version``
+    (``None``: the current one)."""
+
+    name: str
+    kind: Literal["branch", "tag"]
+    version: int | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ExpireSnapshots(Step):
+    """Forget old versions: keep the newest ``retain_last`` of the main history, and any version a
+    named ref still points at."""
+
+    retain_last: int = 1
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -164,6 +248,7 @@ class Expected:
     error_allowed: Literal["invalid_table", "unsupported"] | None = None
     metadata: Mapping[str, Any] = field(default_factory=dict)
     timestamp: str | None = None  # read "as of" this ISO timestamp instead of a version
+    ref: str | None = None  # read this named branch or tag instead of a version
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping, Sequence, TextIO
 
 from conformance.compare import compare
-from conformance.engines.base import TIME_TRAVEL, TIMESTAMP_TRAVEL, Engine
+from conformance.engines.base import REF_TRAVEL, TIME_TRAVEL, TIMESTAMP_TRAVEL, Engine
 from conformance.findings import FINDING_STATUSES, capability_explanation, explain, not_built_explanation
 from conformance.model import Case, Expected, Result, TableRef
 from conformance.redact import redact, register_secret
@@ -183,6 +183,8 @@ def capability_gap(case: Case, expected: Expected, reader: Engine) -> str | None
     needed = list(case.features)
     if expected.timestamp is not None:
         needed.append(TIMESTAMP_TRAVEL)
+    elif expected.ref is not None:
+        needed.append(REF_TRAVEL)
     elif expected.version is not None:
         needed.append(TIME_TRAVEL)
     missing = list(dict.fromkeys(caps.missing_read_features(case.format, needed)))
@@ -218,11 +220,17 @@ def check_cell(case: Case, expected: Expected, reader: Engine, table: TableRef) 
         return "unsupported", gap, ""
 
     at = None if expected.timestamp is not None else expected.version
-    where = f"as of {expected.timestamp}" if expected.timestamp is not None else (
-        f"at version {at}" if at is not None else "at the latest version"
-    )
+    if expected.timestamp is not None:
+        where = f"as of {expected.timestamp}"
+    elif expected.ref is not None:
+        where = f"at ref {expected.ref!r}"
+    else:
+        where = f"at version {at}" if at is not None else "at the latest version"
+    # ``ref`` is passed only when the case reads one, so adapters written before refs existed
+    # (a vendor's, say) keep working for every other cell.
+    ref_kw = {"ref": expected.ref} if expected.ref is not None else {}
     try:
-        actual = reader.read(table, at=at, timestamp=expected.timestamp)
+        actual = reader.read(table, at=at, timestamp=expected.timestamp, **ref_kw)
     except KeyboardInterrupt:
         raise
     except BaseException as exc:  # noqa: BLE001 - Rust panics are BaseExceptions; one cell, not the run
@@ -253,7 +261,7 @@ def check_cell(case: Case, expected: Expected, reader: Engine, table: TableRef) 
             return "fail", _short(result.summary), redact(result.diff)
     if expected.metadata:
         try:
-            facts = reader.describe(table, at=at, timestamp=expected.timestamp)
+            facts = reader.describe(table, at=at, timestamp=expected.timestamp, **ref_kw)
         except KeyboardInterrupt:
             raise
         except BaseException as exc:  # noqa: BLE001

@@ -55,8 +55,8 @@ def _check(cases: list[Case]) -> None:
         for e in c.expected:
             if (e.rows is None) == (e.error is None):
                 problems.append(f"{c.id}: each expectation needs exactly one of rows / error")
-            if e.version is not None and e.timestamp is not None:
-                problems.append(f"{c.id}: an expectation reads at a version or a timestamp, not both")
+            if sum(x is not None for x in (e.version, e.timestamp, e.ref)) > 1:
+                problems.append(f"{c.id}: an expectation reads at one of a version, a timestamp or a ref")
     if problems:
         raise RegistryError("case registry is inconsistent:\n  " + "\n  ".join(problems))
 

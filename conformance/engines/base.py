@@ -18,6 +18,7 @@ from conformance.model import Step, TableRef
 # Harness feature names (next to each format's own table-feature names in ``read_features``).
 TIME_TRAVEL = "time-travel"  # read an older version by number
 TIMESTAMP_TRAVEL = "timestamp-travel"  # read the version current at a timestamp
+REF_TRAVEL = "ref-travel"  # read a named branch or tag
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -77,9 +78,12 @@ class Engine(ABC):
         *,
         at: int | None = None,
         timestamp: str | None = None,
+        ref: str | None = None,
         columns: Sequence[str] | None = None,
     ) -> pa.Table:
-        """The table's logical rows at version ``at`` / as of ``timestamp`` (latest if neither)."""
+        """The table's logical rows at version ``at`` / as of ``timestamp`` / at the named branch
+        or tag ``ref`` (latest if none). The harness passes ``ref`` only when a case reads a ref,
+        and only to engines that declare ``ref-travel`` (or declare every feature)."""
 
     def write(self, table: TableRef, steps: Sequence[Step]) -> None:
         """Build a table by running ``steps`` in order (one or more commits each)."""
@@ -87,10 +91,13 @@ class Engine(ABC):
 
         raise Unsupported(f"{self.name} does not write tables")
 
-    def describe(self, table: TableRef, *, at: int | None = None, timestamp: str | None = None) -> dict | None:
+    def describe(
+        self, table: TableRef, *, at: int | None = None, timestamp: str | None = None, ref: str | None = None
+    ) -> dict | None:
         """The format's own facts at a version (protocol, partitioning, ...), or ``None`` if the
         engine cannot tell. Keys are those of the case corpus' ``Expected.metadata`` (Delta:
-        ``conformance/engines/delta_facts.py``); the harness checks only keys both sides have."""
+        ``conformance/engines/delta_facts.py``, Iceberg: ``iceberg_facts.py``); the harness checks
+        only keys both sides have."""
         return None
 
     def start(self) -> None:

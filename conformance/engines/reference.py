@@ -7,24 +7,40 @@ The reference imports lazily so the harness (and its tests) work before the refe
 
 from __future__ import annotations
 
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Sequence
 
 import pyarrow as pa
 
-from conformance import model
-from conformance.engines._common import is_s3, parse_timestamp, s3_config
+from conformance.engines._common import is_s3, s3_config
 from conformance.engines.base import Capabilities, Engine
 from conformance.model import Step, TableRef
 
-# Every step the model defines; the reference writer implements them all.
-_STEP_NAMES = frozenset(
-    cls.__name__
-    for cls in (
-        model.Create, model.Append, model.Overwrite, model.Delete, model.Update, model.SetProperties,
-        model.AddConstraint, model.AddColumn, model.RenameColumn, model.DropColumn, model.Optimize,
-        model.Checkpoint, model.Raw,
-    )
-)
+# format -> the module holding the reference's side of it (``read``, ``describe``, ``write``,
+# ``WRITE_STEPS``). A new format adds one line; nothing else here knows a format.
+_FORMATS = {
+    "delta": "conformance.engines.reference_delta",
+    "iceberg": "conformance.engines.reference_iceberg",
+}
+
+
+def _side(fmt: str) -> Any:
+    """The module implementing ``fmt`` (``Unsupported`` for a format the reference lacks)."""
+    import importlib
+
+    from reference_impl.errors import Unsupported
+
+    module = _FORMATS.get(fmt)
+    if module is None:
+        raise Unsupported(f"the reference implements no {fmt!r} tables (it has {', '.join(sorted(_FORMATS))})")
+    return importlib.import_module(module)
+
+
+def _importable(fmt: str) -> bool:
+    try:
+        _side(fmt)
+    except Exception:  # noqa: BLE001 - a format whose side is missing or broken is just not offered
+        return False
+    return True
 
 
 def storage_for(table: TableRef) -> Any:
@@ -36,7 +52,7 @@ def storage_for(table: TableRef) -> Any:
 
 
 class ReferenceEngine(Engine):
-    """reference_impl: the kit's own reader and writer (Delta for now)."""
+    """reference_impl: the kit's own reader and writer, for every format it implements."""
 
     name = "reference"
 
@@ -47,18 +63,19 @@ class ReferenceEngine(Engine):
 
     def available(self) -> str | None:
         try:
-            import reference_impl.delta.table  # noqa: F401
-        except Exception as exc:
+            _side("delta")
+        except Exception as exc:  # noqa: BLE001
             return f"reference reader not importable: {type(exc).__name__}: {exc}"
         return None
 
     def capabilities(self) -> Capabilities:
         # read_features None: the reference says itself (Unsupported) what it does not implement.
+        formats = frozenset(f for f in _FORMATS if _importable(f))
         return Capabilities(
-            read=frozenset({"delta"}),
-            write=frozenset({"delta"}),
-            read_features={"delta": None},
-            write_steps={"delta": _STEP_NAMES},
+            read=formats,
+            write=formats,
+            read_features={f: None for f in formats},
+            write_steps={f: frozenset(_side(f).WRITE_STEPS) for f in formats},
         )
 
     def read(
@@ -67,61 +84,15 @@ class ReferenceEngine(Engine):
         *,
         at: int | None = None,
         timestamp: str | None = None,
+        ref: str | None = None,
         columns: Sequence[str] | None = None,
     ) -> pa.Table:
-        from reference_impl.delta.table import read_table
+        return _side(table.format).read(table, at=at, timestamp=timestamp, ref=ref, columns=columns)
 
-        ts = parse_timestamp(timestamp) if timestamp else None
-        return read_table(
-            storage_for(table), version=at, timestamp=ts, columns=list(columns) if columns else None
-        )
-
-    def describe(self, table: TableRef, *, at: int | None = None, timestamp: str | None = None) -> dict | None:
-        from conformance.engines.delta_facts import facts
-        from reference_impl.delta.table import Snapshot
-
-        ts = parse_timestamp(timestamp) if timestamp else None
-        snap = Snapshot.load(storage_for(table), version=at, timestamp=ts)
-        p, m, state = snap.protocol, snap.metadata, snap.state
-        return facts(
-            version=snap.version,
-            min_reader=p.min_reader_version,
-            min_writer=p.min_writer_version,
-            reader_features=p.reader_features,
-            writer_features=p.writer_features,
-            partition_columns=m.partition_columns,
-            configuration=m.configuration,
-            txns={app: t.version for app, t in state.txns.items()},
-            domains={name: d.configuration for name, d in state.domains.items() if not d.removed},
-        )
+    def describe(
+        self, table: TableRef, *, at: int | None = None, timestamp: str | None = None, ref: str | None = None
+    ) -> dict | None:
+        return _side(table.format).describe(table, at=at, timestamp=timestamp, ref=ref)
 
     def write(self, table: TableRef, steps: Sequence[Step]) -> None:
-        from reference_impl.delta import writer
-        from reference_impl.errors import Unsupported
-
-        storage = storage_for(table)
-        handlers: Mapping[type, Callable[[Any], Any]] = {
-            model.Create: lambda s: writer.create_table(
-                storage, s.schema, partition_by=tuple(s.partition_by), properties=dict(s.properties),
-                features=tuple(s.features), protocol=s.protocol,
-            ),
-            model.Append: lambda s: writer.append(storage, s.rows, files=s.files),
-            model.Overwrite: lambda s: writer.overwrite(storage, s.rows),
-            model.Delete: lambda s: writer.delete(storage, s.where),
-            model.Update: lambda s: writer.update(storage, dict(s.set), s.where),
-            model.SetProperties: lambda s: writer.set_properties(storage, dict(s.properties)),
-            model.AddConstraint: lambda s: writer.add_constraint(storage, s.name, s.expression),
-            model.AddColumn: lambda s: writer.add_column(storage, s.field),
-            model.RenameColumn: lambda s: writer.rename_column(storage, s.old, s.new),
-            model.DropColumn: lambda s: writer.drop_column(storage, s.name),
-            model.Optimize: lambda s: writer.optimize(storage),
-            model.Checkpoint: lambda s: writer.checkpoint(
-                storage, kind=s.kind, parts=s.parts, sidecars=s.sidecars, stats=tuple(s.stats)
-            ),
-            model.Raw: lambda s: s.fn(storage),
-        }
-        for step in steps:
-            handler = handlers.get(type(step))
-            if handler is None:
-                raise Unsupported(f"the reference writer has no step {type(step).__name__}")
-            handler(step)
+        _side(table.format).write(table, steps)
