@@ -15,6 +15,8 @@ calls ``regenerate`` too).
 
 from __future__ import annotations
 
+import dataclasses
+
 import argparse
 import base64
 import datetime as _dt
@@ -147,8 +149,13 @@ def _step_summary(step: Any) -> dict[str, Any]:
     if isinstance(step, Raw):
         out["description"] = step.description
         return out
+    defaults = {f.name: f.default for f in dataclasses.fields(step) if f.default is not dataclasses.MISSING}
     for key in getattr(type(step), "__slots__", ()):
         value = getattr(step, key)
+        if key in defaults and value is None and defaults[key] is None:
+            # An optional knob left unset says nothing; leaving it out keeps goldens stable when
+            # the model grows a new optional field.
+            continue
         if isinstance(value, pa.Table):
             out[key] = {"rows": value.num_rows, "schema": schema_text(value.schema)}
         elif isinstance(value, pa.Schema):
@@ -167,6 +174,8 @@ def _step_summary(step: Any) -> dict[str, Any]:
 def expectation_document(e: Expected) -> dict[str, Any]:
     """One expectation as JSON: where it reads, and rows + schema or the error kind."""
     doc: dict[str, Any] = {"version": e.version, "timestamp": e.timestamp, "metadata": _jsonable(e.metadata)}
+    if e.ref is not None:  # only where a case reads a ref, so goldens of other cases keep their bytes
+        doc["ref"] = e.ref
     if e.error is not None:
         doc["error"] = e.error
     else:

@@ -319,6 +319,7 @@ def _case_entry(case: Case) -> dict[str, Any]:
             {
                 "version": e.version,
                 "timestamp": e.timestamp,
+                "ref": e.ref,
                 "error": e.error,
                 "rows": None if e.rows is None else e.rows.num_rows,
                 "metadata": sorted(e.metadata),
@@ -560,6 +561,8 @@ def _result(
     extras: dict[str, Any] = {}
     if exp.timestamp is not None:
         extras["timestamp"] = exp.timestamp
+    if exp.ref is not None:
+        extras["ref"] = exp.ref
     if exp.error is not None:
         extras["expected_error"] = exp.error
     if build_seconds is not None:

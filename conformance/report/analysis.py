@@ -15,9 +15,11 @@ NEEDS_EXPLANATION = ("fail", "error", "unsupported")
 
 
 def version_label(r: dict[str, Any]) -> str:
-    """How a cell's snapshot is named: ``latest``, ``v3`` or ``@<timestamp>``."""
+    """How a cell's snapshot is named: ``latest``, ``v3``, ``@<timestamp>`` or ``ref:<name>``."""
     if r.get("timestamp"):
         return f"@{r['timestamp']}"
+    if r.get("ref"):
+        return f"ref:{r['ref']}"
     return "latest" if r.get("version") is None else f"v{r['version']}"
 
 

@@ -225,7 +225,7 @@ def test_bad_finding_shape_is_a_schema_problem(results_doc):
 
 
 def _judge(slug, statuses, reasons=None):
-    from conformance.suites.cross_engine.test_delta_cross_engine import _judge_published
+    from conformance.suites.cross_engine.test_cross_engine import _judge_published
 
     case = _case(slug)
     cells = [(exp, status, f"msg {status}", "") for exp, status in zip(case.expected, statuses)]
