@@ -17,6 +17,7 @@ from __future__ import annotations
 import datetime as _dt
 import decimal
 import math
+import uuid
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
@@ -69,6 +70,10 @@ class Comparison:
 
 def logical_type(t: pa.DataType) -> str:
     """A canonical name for an Arrow type that ignores physical variants but keeps meaning."""
+    if isinstance(t, pa.BaseExtensionType):
+        # arrow.uuid and friends: the meaning is in the storage (a UUID is 16 bytes, as in the
+        # table formats' specs); the extension is a presentation choice of the engine.
+        return logical_type(t.storage_type)
     if pa.types.is_dictionary(t):
         return logical_type(t.value_type)
     if pa.types.is_string(t) or pa.types.is_large_string(t) or _is_view(t, "string"):
@@ -138,6 +143,8 @@ def canonical_value(value: Any, t: pa.DataType) -> Any:
         return ("list", tuple(canonical_value(v, t.value_type) for v in value))
     if isinstance(value, (bytearray, memoryview)):
         return bytes(value)
+    if isinstance(value, uuid.UUID):  # arrow.uuid values: compared as their 16 bytes
+        return value.bytes
     return value
 
 
@@ -162,22 +169,43 @@ def _instant_us(value: Any) -> Micros:
     return Micros(int(value))
 
 
-def _columns_as_us(table: pa.Table) -> pa.Table:
-    """Timestamps below microsecond precision truncated to us, so ns engines compare with us ones."""
+class Nanos(int):
+    """Nanoseconds since the epoch; an int for equality, an ISO text in diffs."""
+
+    def __repr__(self) -> str:
+        seconds, frac = divmod(int(self), 1_000_000_000)
+        try:
+            return f"{(_EPOCH_NAIVE + _dt.timedelta(seconds=seconds)).isoformat()}.{frac:09d}"
+        except OverflowError:
+            return f"{int(self)}ns"
+
+
+def _normalise_timestamps(table: pa.Table, ns_columns: frozenset[str]) -> pa.Table:
+    """Top-level timestamps as int64 instants: nanoseconds for ``ns_columns`` (the expected side
+    declares nanosecond precision, so an engine that drops nanoseconds differs), else microseconds
+    (engines' ns output of microsecond data compares with us)."""
     cols = []
     for i, f in enumerate(table.schema):
         col = table.column(i)
-        if pa.types.is_timestamp(f.type) and f.type.unit == "ns":
-            col = pc.cast(col, pa.timestamp("us", tz=f.type.tz), safe=False)
+        if pa.types.is_timestamp(f.type):
+            unit = "ns" if f.name in ns_columns else "us"
+            col = pc.cast(col, pa.timestamp(unit, tz=f.type.tz), safe=False).cast(pa.int64())
         cols.append(col)
     return pa.Table.from_arrays(cols, names=table.column_names)
 
 
-def canonical_rows(table: pa.Table, columns: list[str]) -> Counter:
+def canonical_rows(table: pa.Table, columns: list[str], ns_columns: frozenset[str] = frozenset()) -> Counter:
     """The multiset of rows of ``table`` over ``columns``, each row a tuple of canonical values."""
-    table = _columns_as_us(table.select(columns))
+    src_types = {c: table.schema.field(c).type for c in columns}
+    table = _normalise_timestamps(table.select(columns), ns_columns)
+    wrap = [
+        (Nanos if c in ns_columns else Micros) if pa.types.is_timestamp(src_types[c]) else None for c in columns
+    ]
     types = [table.schema.field(c).type for c in columns]
-    pycols = [table.column(c).to_pylist() for c in columns]
+    pycols = [
+        [None if v is None else w(v) for v in table.column(c).to_pylist()] if w else table.column(c).to_pylist()
+        for c, w in zip(columns, wrap)
+    ]
     return Counter(tuple(canonical_value(v, t) for v, t in zip(row, types)) for row in zip(*pycols))
 
 
@@ -218,8 +246,11 @@ def compare(
             if want != got:
                 type_diffs.append(f"column {name!r}: type {got}, expected {want}")
 
-    exp_rows = canonical_rows(expected, exp_cols)
-    act_rows = canonical_rows(actual, exp_cols)
+    ns_cols = frozenset(
+        n for n in exp_cols if pa.types.is_timestamp(expected.schema.field(n).type) and expected.schema.field(n).type.unit == "ns"
+    )
+    exp_rows = canonical_rows(expected, exp_cols, ns_cols)
+    act_rows = canonical_rows(actual, exp_cols, ns_cols)
     missing = exp_rows - act_rows
     extra = act_rows - exp_rows
     n_missing = sum(missing.values())

@@ -125,10 +125,28 @@ def canonical_value(value: Any, t: pa.DataType) -> Any:
     return str(value)
 
 
+def _ns_text(ns: int | None, tz: bool) -> str | None:
+    """An ISO text with all nine fractional digits (Python's datetime stops at microseconds)."""
+    if ns is None:
+        return None
+    seconds, frac = divmod(ns, 1_000_000_000)
+    text = (_dt.datetime(1970, 1, 1) + _dt.timedelta(seconds=seconds)).isoformat(timespec="seconds")
+    return f"{text}.{frac:09d}" + ("Z" if tz else "")
+
+
+def _column_values(table: pa.Table, f: pa.Field) -> list[Any]:
+    col = table.column(f.name)
+    if pa.types.is_timestamp(f.type) and f.type.unit == "ns":
+        # Nanosecond columns keep their nanoseconds (v3 timestamp_ns); values go through int64
+        # because to_pylist would round-trip them through datetime (microseconds) or pandas.
+        return [_ns_text(v, f.type.tz is not None) for v in col.cast(pa.int64()).to_pylist()]
+    return col.to_pylist()
+
+
 def canonical_rows(table: pa.Table) -> list[dict[str, Any]]:
     """Rows as dicts of canonical values, sorted by their canonical JSON text."""
     table = table.combine_chunks() if table.num_rows else table
-    columns = [(f.name, f.type, table.column(f.name).to_pylist()) for f in table.schema]
+    columns = [(f.name, f.type, _column_values(table, f)) for f in table.schema]
     out = [{name: canonical_value(values[i], t) for name, t, values in columns} for i in range(table.num_rows)]
     return sorted(out, key=lambda r: json.dumps(r, sort_keys=True, ensure_ascii=False))
 
@@ -162,6 +180,8 @@ def _step_summary(step: Any) -> dict[str, Any]:
             out[key] = schema_text(value)
         elif isinstance(value, pa.Field):
             out[key] = f"{value.name}: {type_text(value.type)}"
+        elif isinstance(value, pa.DataType):
+            out[key] = type_text(value)
         elif isinstance(value, Mapping):
             out[key] = dict(value)
         elif isinstance(value, tuple):

@@ -189,3 +189,26 @@ def test_nested_entry_lists_compare_as_maps():
     assert compare(act2, exp2).equal
     act3 = t(l=pa.array([[[{"key": "k", "value": 2}], None], None], pa.large_list(pa.large_list(entry))))
     assert not compare(act3, exp2).equal
+
+
+def test_nanosecond_expectations_compare_at_nanoseconds():
+    # An engine that drops the nanoseconds of a timestamp_ns column returns a different value.
+    ns = pa.table({"t": pa.array([0, 1], pa.timestamp("ns"))})
+    assert compare(ns, ns).equal
+    lossy = pa.table({"t": pa.array([0, 0], pa.timestamp("ns"))})
+    result = compare(lossy, ns)
+    assert not result.equal and "1970-01-01T00:00:00.000000001" in result.diff
+    # Microsecond expectations still accept nanosecond output of the same instants.
+    us = pa.table({"t": pa.array([5], pa.timestamp("us"))})
+    assert compare(pa.table({"t": pa.array([5000], pa.timestamp("ns"))}), us).equal
+
+
+def test_uuid_extension_compares_as_its_sixteen_bytes():
+    import uuid
+
+    u = uuid.UUID("f79c3e09-677c-4bbd-a479-3f349cb785e7")
+    as_ext = pa.table({"u": pa.array([u.bytes], pa.uuid())})
+    as_fixed = pa.table({"u": pa.array([u.bytes], pa.binary(16))})
+    assert compare(as_ext, as_fixed).equal
+    as_text = pa.table({"u": pa.array([str(u)])})
+    assert not compare(as_text, as_fixed).equal  # a string is another logical type
