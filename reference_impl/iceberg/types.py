@@ -717,6 +717,9 @@ def _is_variant_struct(t: pa.DataType) -> bool:
 
 def from_arrow_type(t: pa.DataType, *, where: str = "") -> IcebergType:
     """The Iceberg type for an Arrow type (nested children need PARQUET:field_id)."""
+    # pyarrow's built-in uuid type is a BaseExtensionType, not a (Python) ExtensionType.
+    if isinstance(t, pa.BaseExtensionType) and t.extension_name == "arrow.uuid":
+        return UUID
     if pa.types.is_boolean(t):
         return BOOLEAN
     if pa.types.is_int8(t) or pa.types.is_int16(t) or pa.types.is_int32(t) or pa.types.is_uint8(t) or pa.types.is_uint16(t):
@@ -746,8 +749,6 @@ def from_arrow_type(t: pa.DataType, *, where: str = "") -> IcebergType:
         return BINARY
     if pa.types.is_null(t):
         return UNKNOWN
-    if isinstance(t, pa.ExtensionType) and t.extension_name == "arrow.uuid":
-        return UUID
     if _is_variant_struct(t):
         return VARIANT
     if pa.types.is_struct(t):
