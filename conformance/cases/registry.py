@@ -19,7 +19,7 @@ _RULE_ROW = re.compile(r"^\|\s*([A-Z]+-[A-Z0-9]+-\d{3})\s*\|", re.MULTILINE)
 _ID = re.compile(r"^[a-z0-9]+/[a-z0-9][a-z0-9-]*$")
 
 # format -> module holding ``cases()``; a new format adds one line.
-_SOURCES = {"delta": "conformance.cases.delta"}
+_SOURCES = {"delta": "conformance.cases.delta", "iceberg": "conformance.cases.iceberg"}
 
 
 class RegistryError(Exception):
