@@ -90,6 +90,16 @@ def _builtin() -> dict[str, Callable[[], Engine]]:
 
         return SparkEngine()
 
+    def pyiceberg() -> Engine:
+        from conformance.engines.pyiceberg_engine import PyIcebergEngine
+
+        return PyIcebergEngine()
+
+    def pyiceberg_core() -> Engine:
+        from conformance.engines.pyiceberg_core_engine import PyIcebergCoreEngine
+
+        return PyIcebergCoreEngine()
+
     return {
         "reference": ref,
         "deltalake": dl,
@@ -97,6 +107,8 @@ def _builtin() -> dict[str, Callable[[], Engine]]:
         "duckdb": duck,
         "polars": pol,
         "daft": daft,
+        "pyiceberg": pyiceberg,
+        "pyiceberg-core": pyiceberg_core,
         "spark": spark,
     }
 

@@ -117,6 +117,25 @@ def pyiceberg_properties(cfg: S3Config) -> dict[str, str]:
     return props
 
 
+def polars_iceberg_options(cfg: S3Config) -> dict[str, str]:
+    """``storage_options`` for Polars ``scan_iceberg``: PyIceberg's ``s3.*`` keys (PyIceberg reads
+    the metadata; Polars translates them to object_store keys for its native Parquet reader) plus
+    the object_store key ``aws_allow_http``, which has no PyIceberg spelling and which Polars passes
+    through because it has no dot."""
+    opts = pyiceberg_properties(cfg)
+    opts["aws_allow_http"] = "true" if cfg.allow_http else "false"
+    return opts
+
+
+def iceberg_rust_properties(cfg: S3Config) -> dict[str, str]:
+    """FileIO properties for iceberg-rust (pyiceberg-core): PyIceberg's ``s3.*`` keys plus
+    ``s3.path-style-access`` for custom endpoints (MinIO serves buckets by path)."""
+    props = pyiceberg_properties(cfg)
+    if cfg.endpoint_url:
+        props["s3.path-style-access"] = "true"
+    return props
+
+
 def spark_s3a_conf(cfg: S3Config) -> dict[str, str]:
     """Spark settings (``spark.hadoop.fs.s3a.*``) for s3a:// paths; hadoop-aws must be on the classpath."""
     host, use_ssl = _endpoint(cfg)

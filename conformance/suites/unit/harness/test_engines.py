@@ -25,7 +25,7 @@ def engine(request):
 
 
 def test_builtin_names():
-    assert set(EXTERNAL) | {"reference", "spark"} == set(BUILTIN_NAMES)
+    assert set(EXTERNAL) | {"reference", "spark", "pyiceberg", "pyiceberg-core"} == set(BUILTIN_NAMES)
 
 
 def test_reads_latest(engine, delta_table):
