@@ -704,6 +704,12 @@ FINDINGS: tuple[Finding, ...] = (
 )
 
 
+# Each format's findings live in a module of their own (Delta's are above).
+from conformance.findings_iceberg import ICEBERG_FINDINGS  # noqa: E402 - needs Finding, defined above
+
+FINDINGS = FINDINGS + ICEBERG_FINDINGS
+
+
 @lru_cache(maxsize=None)
 def _by_engine() -> dict[str, tuple[Finding, ...]]:
     out: dict[str, list[Finding]] = {}
