@@ -35,7 +35,8 @@ Default values on an added column (v3) ride on the Arrow field's metadata, as JS
 (Appendix D): ``iceberg.initial-default`` and ``iceberg.write-default``.
 
 ``Case.features`` (reader features, ``iceberg_facts`` spellings) is derived from the steps by
-``read_features``: ``format-version-3`` and the delete mechanism the table ends up with. The runner
+``read_features``: ``format-version-3``, the v3 types its columns use (``timestamp-ns``,
+``unknown-type``) and the delete mechanism the table ends up with. The runner
 adds the time-travel, timestamp-travel and ref-travel needs of each expectation itself.
 """
 
@@ -49,7 +50,7 @@ from typing import Any, Iterable
 import pyarrow as pa
 
 from conformance.cases import iceberg_raw as raw
-from conformance.engines.iceberg_facts import DELETION_VECTORS, FORMAT_V3, POSITION_DELETES
+from conformance.engines.iceberg_facts import DELETION_VECTORS, FORMAT_V3, POSITION_DELETES, TIMESTAMP_NS, UNKNOWN_TYPE
 from conformance.model import (
     AddColumn,
     Append,
@@ -166,7 +167,37 @@ def read_features(steps: Iterable[Any]) -> tuple[str, ...]:
                 out.append(DELETION_VECTORS)
             elif mor:
                 out.append(POSITION_DELETES)
+        out.extend(_type_features(step))
     return tuple(dict.fromkeys(out))
+
+
+def _arrow_type_features(t: pa.DataType) -> list[str]:
+    """The v3 type features an Arrow type (the steps' spelling of an Iceberg type) needs, nested ones too."""
+    if pa.types.is_timestamp(t) and t.unit == "ns":
+        return [TIMESTAMP_NS]
+    if pa.types.is_null(t):
+        return [UNKNOWN_TYPE]
+    if pa.types.is_struct(t):
+        return [f for i in range(t.num_fields) for f in _arrow_type_features(t.field(i).type)]
+    if pa.types.is_map(t):
+        return _arrow_type_features(t.key_type) + _arrow_type_features(t.item_type)
+    if pa.types.is_list(t) or pa.types.is_large_list(t):
+        return _arrow_type_features(t.value_type)
+    return []
+
+
+def _type_features(step: Any) -> list[str]:
+    """The type features of the columns a step declares (a table schema keeps every type it ever had:
+    older snapshots are read in their own schema, so a type dropped or promoted later still counts)."""
+    if isinstance(step, Create):
+        return [f for field in step.schema for f in _arrow_type_features(field.type)]
+    if isinstance(step, AddColumn):
+        return _arrow_type_features(step.field.type)
+    if isinstance(step, ChangeColumnType):
+        return _arrow_type_features(step.type)
+    if isinstance(step, (Append, Overwrite)) and step.rows is not None:
+        return [f for field in step.rows.schema for f in _arrow_type_features(field.type)]
+    return []
 
 
 def case(slug: str, description: str, *, rules: Iterable[str], steps, expected, notes="", writers=None) -> None:

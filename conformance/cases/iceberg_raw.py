@@ -77,16 +77,23 @@ def metadata_files(storage) -> list[tuple[int, str, str]]:
 
 
 def current_metadata_path(storage) -> str:
-    """The current metadata file: the version hint when it names an existing file, else the
-    highest-numbered one (the hint is only a hint)."""
+    """The current metadata file: the version hint when it names an existing file (then, for a
+    numbered hint, the newest of v<N+1>, v<N+2>... that exist: the hint may lag the commit), else
+    the highest-numbered one (the hint is only a hint)."""
     files = metadata_files(storage)
     if not files:
         raise RawStepError("raw step: the table has no metadata file yet")
     if storage.exists(VERSION_HINT):
         hint = storage.read(VERSION_HINT).decode("utf-8").strip()
-        candidates = [hint] if hint.endswith(".metadata.json") else [f"v{hint}.metadata.json"]
-        for name in candidates:
-            path = name if name.startswith(METADATA_DIR + "/") else f"{METADATA_DIR}/{posixpath.basename(name)}"
+        if hint.isdigit():
+            n = int(hint)
+            path = f"{METADATA_DIR}/v{n}.metadata.json"
+            if storage.exists(path):
+                while storage.exists(f"{METADATA_DIR}/v{n + 1}.metadata.json"):
+                    n += 1
+                return f"{METADATA_DIR}/v{n}.metadata.json"
+        elif hint.endswith(".metadata.json"):
+            path = f"{METADATA_DIR}/{posixpath.basename(hint)}"
             if storage.exists(path):
                 return path
     return files[-1][2]

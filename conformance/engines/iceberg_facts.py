@@ -14,7 +14,8 @@ so an engine's answer never borrows the reference's interpretation of the spec:
 * a version that was never written, or was expired, raises ``InvalidTable``.
 
 Which metadata file is current: ``metadata/version-hint.text`` naming ``v<N>.metadata.json``
-(the file-system layout), else the highest-numbered ``v<N>.metadata.json`` or
+(the file-system layout; then ``v<N+1>``, ``v<N+2>``... are probed, since the hint is written
+after the commit and may lag), else the highest-numbered ``v<N>.metadata.json`` or
 ``<NNNNN>-<uuid>.metadata.json`` (catalog naming, e.g. pyiceberg's SQL catalog). The hint is a
 hint: a hint naming a missing file falls back to listing.
 """
@@ -71,6 +72,15 @@ def _metadata_number(name: str) -> int | None:
     return int(m.group(1)) if m else None
 
 
+def _fs_metadata(storage, n: int) -> str | None:
+    """Root-relative path of ``v<n>.metadata.json`` (or its gzip spellings), if it exists."""
+    for name in (f"v{n}.metadata.json", f"v{n}.gz.metadata.json", f"v{n}.metadata.json.gz"):
+        path = f"{METADATA_DIR}/{name}"
+        if storage.exists(path):
+            return path
+    return None
+
+
 def _current_path(storage) -> str:
     """Root-relative path of the current metadata file (see the module docstring)."""
     try:
@@ -79,9 +89,19 @@ def _current_path(storage) -> str:
         hint = ""
     if hint:
         # Java writes the version number; some writers write the file name itself.
-        candidates = [f"{METADATA_DIR}/v{hint}.metadata.json", f"{METADATA_DIR}/v{hint}.gz.metadata.json"] if hint.isdigit() else [f"{METADATA_DIR}/{hint}"]
-        for path in candidates:
-            if "/" not in path[len(METADATA_DIR) + 1 :] and storage.exists(path):
+        if hint.isdigit():
+            found = _fs_metadata(storage, int(hint))
+            if found is not None:
+                # The commit is the creation of v<N+1>; the hint is written after it and may lag
+                # (a writer that died in between, or a reader racing one). So probe upward from the
+                # hinted version, as Java's HadoopTableOperations does after reading the hint.
+                n = int(hint)
+                while (newer := _fs_metadata(storage, n + 1)) is not None:
+                    found, n = newer, n + 1
+                return found
+        else:
+            path = f"{METADATA_DIR}/{hint}"
+            if "/" not in hint and storage.exists(path):
                 return path
     numbered: dict[int, list[str]] = {}
     for info in storage.list(METADATA_DIR):

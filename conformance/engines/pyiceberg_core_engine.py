@@ -15,8 +15,8 @@ that file's schema); other versions, timestamps and refs are declared unsupporte
 must be a URL (``file:///...``), a plain path is "relative URL without a base". Found while
 measuring (see the findings): it refuses to load v1 metadata whose partition fields carry no
 ``field-id``, v3 metadata with an ``unknown`` column or an unknown transform ("data did not match
-any variant of untagged enum TableMetadataEnum"), and a v1 spec whose dropped identity field
-became ``void`` under the column's name.
+any variant of untagged enum TableMetadataEnum"; the ``unknown`` type is declared as a gap), and
+a v1 spec whose dropped identity field became ``void`` under the column's name.
 """
 
 from __future__ import annotations
@@ -71,7 +71,11 @@ class PyIcebergCoreEngine(Engine):
         return Capabilities(
             read=frozenset({"iceberg"}),
             read_features={"iceberg": None},
-            unsupported_reasons={TIME_TRAVEL: _NO_TRAVEL, TIMESTAMP_TRAVEL: _NO_TRAVEL, REF_TRAVEL: _NO_TRAVEL},
+            unsupported_reasons={
+                TIME_TRAVEL: _NO_TRAVEL, TIMESTAMP_TRAVEL: _NO_TRAVEL, REF_TRAVEL: _NO_TRAVEL,
+                F.UNKNOWN_TYPE: "iceberg-rust (pyiceberg-core 0.11.0) does not know the v3 'unknown' type: metadata with an "
+                "unknown column in any schema fails to load ('data did not match any variant of untagged enum TableMetadataEnum')",
+            },
         )
 
     def read(

@@ -28,7 +28,8 @@ location for ``Create``, ``register_table`` of the current metadata file otherwi
   ``Delete.how``, or a merge-on-read table, is ``Unsupported``; predicates are parsed by PyIceberg's
   row-filter parser (a predicate it cannot parse is ``Unsupported``); Update's SET expressions are
   SQL, which PyIceberg cannot evaluate: DuckDB computes the new values of the matched rows;
-* format v3 cannot be written ("Writing V3 is not yet supported"); Optimize (no rewrite-files
+* format v3 cannot be written ("Writing V3 is not yet supported"), nor v3 default values (Arrow field
+  metadata ``iceberg.initial-default`` / ``iceberg.write-default``); Optimize (no rewrite-files
   action in 0.12), AddConstraint, Checkpoint and Raw are ``Unsupported``; so is writing into a spec
   with two fields of one source column ("Cannot have redundant partitions", e.g. a v1 void field
   and its replacement);
@@ -279,6 +280,7 @@ class _Writer:
             raise _unsupported(f"pyiceberg has no table features to enable ({', '.join(step.features)})", step.features[0])
         if step.protocol is not None:
             raise _unsupported("Iceberg has no Delta-style protocol pin", "protocol")
+        _refuse_defaults(step.schema)
         schema, spec = _schema_and_spec(step.schema, step.partition_by, int(fv))
         self.catalog.create_table(
             self.identifier, schema=schema, location=table_location(self.table), partition_spec=spec, properties=props
@@ -365,6 +367,7 @@ class _Writer:
             fn(us)
 
     def _AddColumn(self, step) -> None:
+        _refuse_defaults([step.field])
         field = step.field.with_nullable(True)  # Iceberg adds optional columns (required needs defaults, v3)
         self._schema_change(lambda us: us.union_by_name(pa.schema([field])))
 
@@ -430,6 +433,19 @@ class _Writer:
 # ----------------------------------------------------------------------------------------------
 # Helpers around PyIceberg's API
 # ----------------------------------------------------------------------------------------------
+
+
+_DEFAULT_KEYS = (b"iceberg.initial-default", b"iceberg.write-default")
+
+
+def _refuse_defaults(fields) -> None:
+    """Default values (v3, carried in Arrow field metadata) cannot be written by PyIceberg 0.12, which
+    writes no v3 tables; dropping them silently would build a different table than the case's."""
+    for f in fields:
+        if any(k in (f.metadata or {}) for k in _DEFAULT_KEYS):
+            raise _unsupported(f"pyiceberg 0.12 writes no default values (column {f.name!r}; they need format v3)", F.FORMAT_V3)
+        if pa.types.is_struct(f.type):
+            _refuse_defaults([f.type.field(i) for i in range(f.type.num_fields)])
 
 
 def _transform(transform: str, param: int | None):

@@ -484,7 +484,12 @@ def _map_fields(fields: Sequence[T.NestedField], target: int, fn: Callable[[T.Ne
 
 
 def add_column(location: str | Storage, field: pa.Field, *, catalog: Catalog | None = None) -> CommitResult:
-    """Add an optional top-level column with fresh ids above last-column-id (EVOL-009); v3 writes its null defaults out (SCHEMA-023)."""
+    """Add a top-level column with fresh ids above last-column-id (EVOL-009).
+
+    Defaults (v3 only, SCHEMA-013) come from the Arrow field metadata ``iceberg.initial-default`` /
+    ``iceberg.write-default`` (JSON single values, Appendix D); without them a v3 column gets explicit
+    null defaults (SCHEMA-023). A required column can be added only with non-null defaults of both
+    kinds (SCHEMA-022): the initial-default fills the rows already written."""
     storage = W._storage(location)
     if not isinstance(field, pa.Field):
         raise InvalidTable(f"field must be a pyarrow.Field, not {type(field).__name__}")
@@ -493,15 +498,20 @@ def add_column(location: str | Storage, field: pa.Field, *, catalog: Catalog | N
         schema = md.schema()
         if schema.field_by_name(field.name) is not None:
             raise InvalidTable(f"a column named {field.name!r} already exists")
-        if not field.nullable:
-            raise InvalidTable(f"cannot add required column {field.name!r}: rows already written have no value for it",
-                               rule="ICEBERG-SCHEMA-022", hint="add it as nullable")
         placeholder, _ = T.arrow_to_schema_with_fresh_ids(pa.schema([field]))
         fresh, _ = T.assign_fresh_ids(placeholder, last_column_id=md.last_column_id)
-        new = replace(fresh.fields[0], required=False)
+        new = W.with_arrow_defaults(fresh.fields[0], field, md.format_version)
         if md.format_version >= 3:
-            new = replace(new, initial_default=None, write_default=None)
-        return _with_schema(md, schema.fields + (new,))
+            new = replace(
+                new,
+                initial_default=None if new.initial_default is T.NO_DEFAULT else new.initial_default,
+                write_default=None if new.write_default is T.NO_DEFAULT else new.write_default,
+            )
+        if not field.nullable and (md.format_version < 3 or new.initial_default is None or new.write_default is None):
+            raise InvalidTable(f"cannot add required column {field.name!r}: rows already written have no value for it",
+                               rule="ICEBERG-SCHEMA-022",
+                               hint="add it as nullable, or (v3) give it non-null iceberg.initial-default and iceberg.write-default")
+        return _with_schema(md, schema.fields + (replace(new, required=not field.nullable),))
 
     return _metadata_commit(storage, catalog, fn, guard=_schema_guard)
 

@@ -739,6 +739,64 @@ def _format_version(value: Any) -> int:
     return v
 
 
+# Arrow field-metadata keys carrying a field's v3 default values: the JSON single-value text of
+# Appendix D (``7``, ``"text"``, ``{}`` for a struct). Arrow has no slot for defaults, so the kit's
+# steps (Create, AddColumn) put them here and the writer records them in the Iceberg schema.
+ARROW_INITIAL_DEFAULT = "iceberg.initial-default"
+ARROW_WRITE_DEFAULT = "iceberg.write-default"
+_ARROW_DEFAULT_KEYS = ((ARROW_INITIAL_DEFAULT, "initial_default"), (ARROW_WRITE_DEFAULT, "write_default"))
+
+
+def _arrow_children(t: pa.DataType) -> list[pa.Field]:
+    if pa.types.is_struct(t):
+        return [t.field(i) for i in range(t.num_fields)]
+    return []
+
+
+def has_arrow_defaults(field: pa.Field) -> bool:
+    """Whether ``field`` or a struct child of it carries a default in its Arrow metadata."""
+    meta = field.metadata or {}
+    if any(k.encode() in meta for k, _ in _ARROW_DEFAULT_KEYS):
+        return True
+    return any(has_arrow_defaults(c) for c in _arrow_children(field.type))
+
+
+def with_arrow_defaults(ice: T.NestedField, field: pa.Field, format_version: int, where: str = "") -> T.NestedField:
+    """``ice`` (converted from ``field``) with the defaults the Arrow metadata declares, struct children too.
+
+    Defaults exist from format version 3 on (SCHEMA-013): asking for one on an older table is
+    ``Unsupported``, never silently dropped. A value that is not a JSON single value of the field's
+    type is ``InvalidTable`` (Appendix D)."""
+    import json
+
+    from reference_impl.iceberg import values
+
+    where = where or ice.name
+    meta = field.metadata or {}
+    updates: dict[str, Any] = {}
+    for key, attr in _ARROW_DEFAULT_KEYS:
+        raw = meta.get(key.encode())
+        if raw is None:
+            continue
+        if format_version < 3:
+            raise Unsupported(f"column {where}: default values ({key}) need format version 3, the table is v{format_version}",
+                              feature="default-values", rule="ICEBERG-SCHEMA-013")
+        try:
+            obj = json.loads(raw.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError) as exc:
+            raise InvalidTable(f"column {where}: {key} is not JSON ({exc}): {raw!r}", rule="ICEBERG-SERDE-018") from None
+        updates[attr] = values.default_from_json(obj, ice.type, where=f"{where} {key}")
+    if isinstance(ice.type, T.StructType) and pa.types.is_struct(field.type):
+        by_name = {c.name: c for c in _arrow_children(field.type)}
+        children = tuple(
+            with_arrow_defaults(c, by_name[c.name], format_version, f"{where}.{c.name}") if c.name in by_name else c
+            for c in ice.type.fields
+        )
+        if children != ice.type.fields:  # NestedField equality includes the defaults
+            updates["type"] = T.StructType(fields=children)
+    return replace(ice, **updates) if updates else ice
+
+
 def _schema_violations(schema: T.Schema, format_version: int) -> None:
     bad = T.validate_schema(schema, format_version)
     if bad:
@@ -766,6 +824,7 @@ def create_table(
     fv = _format_version(format_version if format_version is not None else requested if requested is not None else DEFAULT_FORMAT_VERSION)
     if isinstance(schema, pa.Schema):
         ice, last_column_id = T.arrow_to_schema_with_fresh_ids(schema, schema_id=0)
+        ice = replace(ice, fields=tuple(with_arrow_defaults(f, a, fv) for f, a in zip(ice.fields, schema)))
     elif isinstance(schema, T.Schema):
         ice, last_column_id = T.assign_fresh_ids(replace(schema, schema_id=0))
     else:
