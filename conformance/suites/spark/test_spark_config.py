@@ -145,8 +145,13 @@ def test_raw_steps_are_unsupported_before_any_jvm():
 
 
 def test_other_formats_are_unsupported_for_now():
-    with pytest.raises(Unsupported, match="does not handle iceberg"):
-        SparkEngine().read(TableRef(format="iceberg", uri="/nonexistent"))
+    for fmt in ("hudi", "paimon"):
+        with pytest.raises(Unsupported, match=f"does not handle {fmt}"):
+            SparkEngine().read(TableRef(format=fmt, uri="/nonexistent"))
+    caps = SparkEngine().capabilities()
+    assert caps.read == caps.write == frozenset({"delta", "iceberg"})
+    # Read gaps only in unsupported_reasons (a writer gap must not keep Spark from reading a case).
+    assert "timestamp_ns" in caps.unsupported_reasons and "initial-default" not in caps.unsupported_reasons
 
 
 def test_translate_error_kinds():
@@ -162,3 +167,89 @@ def test_translate_error_kinds():
     assert isinstance(translate_error(Fake("x", "DELTA_VERSIONS_NOT_CONTIGUOUS"), where="t"), InvalidTable)
     other = translate_error(Fake("boom\n\tat org.Foo", "SOMETHING"), where="t")
     assert type(other) is LakeconfError and "boom" in str(other) and "org.Foo" not in str(other)
+
+
+# ----------------------------------------------------------------------------------------------
+# Iceberg SQL and catalog helpers (no JVM)
+
+
+def test_iceberg_partition_sql_and_create():
+    from conformance.engines.spark_engine import iceberg_create_sql, iceberg_partition_sql
+
+    assert iceberg_partition_sql("part") == "`part`"
+    assert iceberg_partition_sql("bucket(16, id)") == "bucket(16, `id`)"
+    assert iceberg_partition_sql("truncate(4, s)") == "truncate(4, `s`)"
+    assert [iceberg_partition_sql(f"{t}(ts)") for t in ("year", "month", "day", "hour")] == [
+        "years(`ts`)", "months(`ts`)", "days(`ts`)", "hours(`ts`)"]
+    with pytest.raises(Unsupported, match="void"):
+        iceberg_partition_sql("void(p)")
+    schema = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("ts", pa.timestamp("us", tz="UTC"))])
+    sql = iceberg_create_sql("c.`ns`.`t`", Create(schema=schema, partition_by=("day(ts)",), properties={"format-version": "3"}))
+    assert sql == ("CREATE TABLE c.`ns`.`t` (`id` BIGINT NOT NULL, `ts` TIMESTAMP) USING iceberg PARTITIONED BY "
+                   "(days(`ts`)) TBLPROPERTIES ('format-version' = '3')")
+    assert "'format-version' = '2'" in iceberg_create_sql("t", Create(schema=schema))  # explicit default
+    with pytest.raises(Unsupported, match="nanosecond"):
+        iceberg_create_sql("t", Create(schema=pa.schema([("t", pa.timestamp("ns"))])))
+    with pytest.raises(Unsupported, match="table features"):
+        iceberg_create_sql("t", Create(schema=schema, features=("deletionVectors",)))
+
+
+def test_iceberg_add_column_defaults():
+    from conformance.engines.spark_engine import iceberg_add_column_sql
+
+    plain = iceberg_add_column_sql("t", pa.field("n", pa.int32()))
+    assert plain == "ALTER TABLE t ADD COLUMNS (`n` INT)"
+    meta = {"iceberg.initial-default": "7", "iceberg.write-default": "7"}
+    assert iceberg_add_column_sql("t", pa.field("n", pa.int32(), metadata=meta)).endswith("`n` INT DEFAULT CAST(7 AS INT))")
+    text = {"iceberg.initial-default": '"it\'s"', "iceberg.write-default": '"it\'s"'}
+    assert "DEFAULT 'it\\'s'" in iceberg_add_column_sql("t", pa.field("s", pa.string(), metadata=text))
+    null = {"iceberg.initial-default": "null", "iceberg.write-default": "null"}
+    assert "DEFAULT" not in iceberg_add_column_sql("t", pa.field("s", pa.string(), metadata=null))
+    with pytest.raises(Unsupported, match="one value for both"):
+        iceberg_add_column_sql("t", pa.field("n", pa.int32(), metadata={"iceberg.initial-default": "1", "iceberg.write-default": "2"}))
+
+
+def test_hadoop_catalog_location_and_paths():
+    from conformance.engines.spark_engine import hadoop_catalog_location, iceberg_path
+
+    assert hadoop_catalog_location("/data/wh/ns/t") == ("file:///data/wh", "ns", "t")
+    assert hadoop_catalog_location("s3://b/root/ns/t/") == ("s3://b/root", "ns", "t")
+    assert hadoop_catalog_location("s3a://b/ns/t") == ("s3://b", "ns", "t")  # Iceberg writes s3:// locations
+    assert iceberg_path("s3a://b/x") == "s3://b/x"
+    with pytest.raises(Unsupported, match="warehouse"):
+        hadoop_catalog_location("s3://b/t")
+
+
+def test_set_partitioning_sql():
+    from conformance.engines.spark_engine import set_partitioning_sql
+
+    assert set_partitioning_sql("t", ["a"], ["a"]) == []
+    assert set_partitioning_sql("t", ["a"], ["a", "bucket(4, id)"]) == ["ALTER TABLE t ADD PARTITION FIELD bucket(4, `id`)"]
+    assert set_partitioning_sql("t", ["a", "day(ts)"], []) == [
+        "ALTER TABLE t DROP PARTITION FIELD `a`", "ALTER TABLE t DROP PARTITION FIELD days(`ts`)"]
+    # A new order cannot be reached by appending: drop everything, add in order.
+    assert set_partitioning_sql("t", ["a", "b"], ["b", "a"]) == [
+        "ALTER TABLE t DROP PARTITION FIELD `a`", "ALTER TABLE t DROP PARTITION FIELD `b`",
+        "ALTER TABLE t ADD PARTITION FIELD `b`", "ALTER TABLE t ADD PARTITION FIELD `a`"]
+
+
+def test_translate_iceberg_errors():
+    class JavaError(Exception):
+        pass
+
+    class UnsupportedOperationException(Exception):  # noqa: N818 - PySpark's class name
+        pass
+
+    def kind(text, *, reading=False, cls=JavaError):
+        return type(translate_error(cls(text), where="t", fmt="iceberg", reading=reading)).__name__
+
+    assert kind("Cannot read unsupported version 9") == "Unsupported"
+    assert kind("Cannot convert unsupported type to Spark: timestamp_ns") == "Unsupported"
+    assert kind("Spark does not support time fields", cls=UnsupportedOperationException) == "Unsupported"
+    assert kind("org.apache.iceberg.exceptions.NotFoundException: File does not exist") == "InvalidTable"
+    assert kind("java.lang.IllegalArgumentException: bad", reading=True) == "InvalidTable"
+    assert kind("java.lang.IllegalArgumentException: bad") == "LakeconfError"  # a writer refusing stays an error
+    wrapped = translate_error(JavaError("o1.load.\n: org.SparkException: [INTERNAL_ERROR] x\n\tat a.b\n"
+                                        "Caused by: java.lang.NullPointerException: literal from null\n\tat c.d"),
+                              where="t", fmt="iceberg", reading=True)
+    assert "NullPointerException: literal from null" in str(wrapped)  # the root cause is kept
