@@ -13,6 +13,7 @@ import datetime as dt
 import posixpath
 from dataclasses import dataclass
 from typing import Iterator
+from urllib.parse import urlparse
 
 from reference_impl.errors import InvalidTable, Unsupported
 from reference_impl.iceberg import manifests as MF
@@ -132,8 +133,25 @@ class LiveFiles:
     delete_spec_ids: tuple[int, ...]
 
 
+def resolve_location(storage: Storage, location: str) -> str:
+    """Root-relative path of a location stored in metadata, accepting Java's spellings of the same place.
+
+    Java (Hadoop paths) writes local files as ``file:/abs/path`` and Spark on S3 may write
+    ``s3a://``; both name the same object as ``file:///abs/path`` and ``s3://``.
+    """
+    parsed = urlparse(location)
+    if parsed.scheme == "file":
+        # No percent-decoding: the spec uses absolute paths "as-is without modification", and
+        # writers (Java, pyiceberg, ours) put Hive-escaped partition values such as ``%3A``
+        # literally into file names.
+        return storage.resolve(parsed.path)
+    if parsed.scheme in ("s3a", "s3n"):
+        location = "s3" + location[len(parsed.scheme):]
+    return storage.resolve(location)
+
+
 def _read(storage: Storage, location: str, what: str) -> tuple[str, bytes]:
-    rel = storage.resolve(location)
+    rel = resolve_location(storage, location)
     try:
         return rel, storage.read(rel)
     except FileNotFoundError:
@@ -271,3 +289,53 @@ def load_metadata(storage: Storage, path: str | None = None) -> M.TableMetadata:
     except FileNotFoundError:
         raise InvalidTable(f"metadata file {path or rel} does not exist", path=path or rel, rule="ICEBERG-META-001") from None
     return M.parse_metadata(data, path=storage.uri(rel))
+
+
+# ---------------------------------------------------------------------------------------------
+# The kit's version numbers (contracts: "Iceberg version numbering")
+
+
+def main_ancestry(md: M.TableMetadata) -> list[M.Snapshot]:
+    """The main branch's snapshots, newest first, as far back as parents are still listed."""
+    head = md.effective_refs().get(M.MAIN_BRANCH)
+    return [] if head is None else list(ancestors(md, head.snapshot_id))
+
+
+def snapshot_for_version(md: M.TableMetadata, n: int) -> M.Snapshot | None:
+    """The snapshot the kit calls version ``n``: None for 0 (before the first snapshot); InvalidTable when there is none.
+
+    Version N >= 1 is the snapshot of the main ancestry whose sequence number is N (v2, v3), or
+    for v1 tables (no sequence numbers) the N-th snapshot counting from the main ancestry's root.
+    """
+    if isinstance(n, bool) or not isinstance(n, int):
+        raise InvalidTable(f"a version is an integer, got {n!r}")
+    if n < 0:
+        raise InvalidTable(f"version {n} does not exist (versions count from 0)", version=n)
+    if n == 0:
+        return None
+    chain = main_ancestry(md)
+    if md.format_version >= 2:
+        for s in chain:
+            if s.sequence_number == n:
+                return s
+        raise InvalidTable(f"version {n} does not exist: no snapshot of the main history has sequence number {n} "
+                           "(never written, committed to another branch, or expired)", version=n)
+    if chain and chain[-1].parent_snapshot_id is not None:
+        raise InvalidTable(f"version {n} of this v1 table cannot be located: the oldest snapshots of its main history were "
+                           "expired, so snapshots can no longer be counted from the root", version=n)
+    if n > len(chain):
+        raise InvalidTable(f"version {n} does not exist: the main history has {len(chain)} snapshot(s)", version=n)
+    return chain[len(chain) - n]
+
+
+def version_of(md: M.TableMetadata, snapshot: M.Snapshot) -> int | None:
+    """The kit's version number of a snapshot of the main history (None when it has none)."""
+    chain = main_ancestry(md)
+    ids = [s.snapshot_id for s in chain]
+    if snapshot.snapshot_id not in ids:
+        return None
+    if md.format_version >= 2:
+        return snapshot.sequence_number or None
+    if chain and chain[-1].parent_snapshot_id is not None:
+        return None
+    return len(chain) - ids.index(snapshot.snapshot_id)
