@@ -584,17 +584,40 @@ def _skip(schema: Any, buf: bytes, pos: int, named: dict[str, Any], depth: int =
     return pos
 
 
+def _named_types(schema: Any, out: dict[str, Any], depth: int = 0) -> dict[str, Any]:
+    """Every named type (record, fixed, enum) the schema defines, wherever it is defined: a later
+    field may refer to a type by name whose definition sits in a union branch no value took."""
+    if depth > 64:
+        raise _Damaged("schema nests too deeply")
+    if isinstance(schema, list):
+        for branch in schema:
+            _named_types(branch, out, depth + 1)
+    elif isinstance(schema, dict):
+        kind = schema.get("type")
+        if isinstance(schema.get("name"), str) and kind in ("record", "fixed", "enum"):
+            out[schema["name"]] = schema
+        if kind == "record":
+            for f in schema.get("fields", []):
+                _named_types(f.get("type"), out, depth + 1)
+        elif kind in ("array", "map"):
+            _named_types(schema.get("items" if kind == "array" else "values"), out, depth + 1)
+        elif isinstance(kind, (dict, list)):
+            _named_types(kind, out, depth + 1)
+    return out
+
+
 def _check_blocks(data: bytes) -> None:
     """Validate every data block before fastavro materialises it: a damaged count must not exhaust memory."""
     blocks = fastavro.block_reader(io.BytesIO(data))
     schema = json.loads(blocks.metadata["avro.schema"])
+    named = _named_types(schema, {})
     for block in blocks:
         buf = block.bytes_.getvalue()
         if block.num_records < 0 or block.num_records > len(buf):
             raise _Damaged(f"block claims {block.num_records} records in {len(buf)} bytes")
         pos = 0
         for _ in range(block.num_records):
-            pos = _skip(schema, buf, pos, {})
+            pos = _skip(schema, buf, pos, named)
         if pos != len(buf):
             raise _Damaged(f"block has {len(buf) - pos} trailing bytes")
 
