@@ -28,7 +28,7 @@ import json
 import re
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
-from urllib.parse import unquote, urlparse
+from urllib.parse import urlparse
 
 from conformance.model import TableRef
 from reference_impl.errors import InvalidTable
@@ -148,7 +148,7 @@ def _relative(storage, location: str) -> str:
     """Root-relative path of a location stored in metadata (Java writes ``file:/abs`` for local)."""
     parsed = urlparse(location)
     if parsed.scheme == "file":
-        return storage.resolve(unquote(parsed.path))
+        return storage.resolve(parsed.path)
     return storage.resolve(location)
 
 

@@ -7,8 +7,14 @@ Sorting, Appendix C specs and sort orders), ``evolution`` (Schema Evolution), ``
 (Appendix A Avro type mapping and field-id annotations) and ``geospatial`` (Appendix G,
 WKB <-> WKT for geometry/geography values), ``metadata`` (Table Metadata, Snapshots, refs,
 statistics, Appendix C JSON, Appendix E upgrades), ``manifests`` (Manifests and Manifest Lists in
-Avro, inheritance) and ``snapshots`` (snapshot selection by id, ref and time; live files).
-Version 4 drafts are out of scope.
+Avro, inheritance), ``snapshots`` (snapshot selection by id, ref and time; live files; the kit's
+version numbers), ``puffin`` (the Puffin file format), ``deletes`` (position and equality delete
+files, deletion vectors), ``scan`` (Scan Planning: which deletes apply to which data file),
+``read`` (Column Projection, defaults, promotion, applying deletes), ``table`` (loading the
+current metadata, reading at a version / time / ref), ``datafiles`` (Parquet data files with
+field ids and metrics), ``catalog`` (File System Tables with a version hint; a SQL catalog on
+SQLite), ``writer`` and ``operations`` (commits, Commit Conflict Resolution and Retry, every
+table operation) and ``validate`` (every rule a table breaks). Version 4 drafts are out of scope.
 """
 
 SUPPORTED_FORMAT_VERSIONS = (1, 2, 3)

@@ -390,6 +390,16 @@ def _equality_table(storage: Storage, md: M.TableMetadata, f: MF.DataFile, chain
 # One data file
 
 
+def check_unique_ids(fields: Sequence[T.NestedField]) -> None:
+    """Refuse a read schema in which two fields share an id: projection by id would be ambiguous (SCHEMA-001)."""
+    seen: dict[int, str] = {}
+    for fid, f in T.walk_fields(T.StructType(fields=tuple(fields))):
+        if fid in seen:
+            raise InvalidTable(f"field id {fid} is used by both {seen[fid]!r} and {f.name!r}: columns are matched by id, so the "
+                               "schema is ambiguous", rule="ICEBERG-SCHEMA-001")
+        seen[fid] = f.name
+
+
 def identity_constants(md: M.TableMetadata, spec_id: int, data_file: MF.DataFile, schema: T.Schema | Sequence[T.NestedField], n: int) -> dict[int, pa.Array]:
     """Columns a file may omit because an identity partition field holds their value (metadata-only Hive imports)."""
     spec = md.spec_by_id(spec_id)
@@ -421,6 +431,7 @@ def read_task(storage: Storage, md: M.TableMetadata, task: Any, schema: T.Schema
     fschema = file_schema(pf.schema_arrow, md, path=f.file_path)
     n = pf.metadata.num_rows
     fields = list(schema.fields if isinstance(schema, T.Schema) else schema)
+    check_unique_ids(fields)
 
     deletes = list(task.deletes)
     eq_files = [d for d in deletes if d.content == MF.EQUALITY_DELETES]

@@ -217,6 +217,9 @@ def _decode_live(records: list[dict], shape: _ManifestShape, mf: MF.ManifestFile
         snap, seq, fseq = rec.get(n_snap), rec.get(n_seq), rec.get(n_fseq)
         if v1_file and snap is None:
             raise _Fallback("v1 entry without snapshot_id")
+        if (snap is not None and type(snap) is not int) or (seq is not None and type(seq) is not int) \
+                or (fseq is not None and type(fseq) is not int):
+            raise _Fallback("a snapshot id or sequence number is not an integer")
         if v1_like:
             seq = 0 if seq is None else seq
             fseq = 0 if fseq is None else fseq

@@ -13,7 +13,6 @@ import datetime as dt
 import posixpath
 from dataclasses import dataclass
 from typing import Iterator
-from urllib.parse import urlparse
 
 from reference_impl.errors import InvalidTable, Unsupported
 from reference_impl.iceberg import manifests as MF
@@ -137,16 +136,15 @@ def resolve_location(storage: Storage, location: str) -> str:
     """Root-relative path of a location stored in metadata, accepting Java's spellings of the same place.
 
     Java (Hadoop paths) writes local files as ``file:/abs/path`` and Spark on S3 may write
-    ``s3a://``; both name the same object as ``file:///abs/path`` and ``s3://``.
+    ``s3a://``; both name the same object as ``file:///abs/path`` and ``s3://``. Locations are
+    taken literally: a ``%3A`` in one is three characters of the file name (Java escapes partition
+    values into names that way), never an escape to decode.
     """
-    parsed = urlparse(location)
-    if parsed.scheme == "file":
-        # No percent-decoding: the spec uses absolute paths "as-is without modification", and
-        # writers (Java, pyiceberg, ours) put Hive-escaped partition values such as ``%3A``
-        # literally into file names.
-        return storage.resolve(parsed.path)
-    if parsed.scheme in ("s3a", "s3n"):
-        location = "s3" + location[len(parsed.scheme):]
+    if location.startswith("file:") and not location.startswith("file://"):
+        return storage.resolve(location[len("file:"):])
+    for scheme in ("s3a://", "s3n://"):
+        if location.startswith(scheme):
+            location = "s3://" + location[len(scheme):]
     return storage.resolve(location)
 
 
@@ -231,7 +229,7 @@ def validate_snapshot(storage: Storage, md: M.TableMetadata, snapshot: M.Snapsho
             if mf.first_row_id < snapshot.first_row_id or mf.first_row_id + rows > snapshot.first_row_id + snapshot.added_rows:
                 out.append(T.Violation(rule="ICEBERG-LINEAGE-011", message="manifest row ids fall outside the snapshot's first-row-id/added-rows range", where=mw))
         try:
-            rel = storage.resolve(mw)
+            rel = resolve_location(storage, mw)
             raw = storage.read(rel)
         except (InvalidTable, FileNotFoundError) as exc:
             out.append(T.Violation(rule="ICEBERG-META-031", message=f"manifest cannot be read: {exc}", where=mw))
@@ -283,7 +281,7 @@ def latest_metadata_path(storage: Storage) -> str:
 
 def load_metadata(storage: Storage, path: str | None = None) -> M.TableMetadata:
     """Parse a metadata file (default: the latest one found under metadata/)."""
-    rel = storage.resolve(path) if path is not None else latest_metadata_path(storage)
+    rel = resolve_location(storage, path) if path is not None else latest_metadata_path(storage)
     try:
         data = storage.read(rel)
     except FileNotFoundError:

@@ -166,20 +166,6 @@ def _fields(schema: T.Schema, columns: Sequence[str] | None) -> list[T.NestedFie
     return out
 
 
-def _refuse_ambiguous_ids(schema: T.Schema) -> None:
-    """Columns are found in data files by field id; two fields sharing an id make that lookup
-    ambiguous, so a read would silently return one column's values under the other's name."""
-    seen: dict[int, str] = {}
-    for f, path, _ in T.walk_with_context(schema):
-        where = ".".join(path)
-        if f.id in seen:
-            raise InvalidTable(
-                f"field id {f.id} is used by both {seen[f.id]!r} and {where!r} in schema {schema.schema_id}; "
-                "field ids must be unique in a schema", rule="ICEBERG-SCHEMA-001",
-            )
-        seen[f.id] = where
-
-
 def read_table(location: str | Storage, *, version: int | None = None, timestamp: int | str | dt.datetime | None = None,
                ref: str | None = None, snapshot_id: int | None = None, columns: Sequence[str] | None = None,
                with_positions: bool = False, catalog: Any = None) -> pa.Table:
@@ -189,7 +175,8 @@ def read_table(location: str | Storage, *, version: int | None = None, timestamp
     snapshot = select_snapshot(md, version=version, timestamp=timestamp, ref=ref, snapshot_id=snapshot_id)
     selected = any(v is not None for v in (version, timestamp, ref, snapshot_id))
     schema = read_schema(storage, md, snapshot, selected=selected, ref=ref)
-    _refuse_ambiguous_ids(schema)
+    # Checked here too, not only per data file: a table with no files must be refused alike.
+    R.check_unique_ids(schema.fields)
     fields = _fields(schema, columns)
     out_schema = pa.schema([T.to_arrow_field(f) for f in fields])
     if with_positions:

@@ -163,23 +163,37 @@ def test_unknown_columns_read_as_null(tmp_path):
 
 @pytest.mark.rule("ICEBERG-EVOL-014", "ICEBERG-EVOL-011")
 def test_nested_fields_by_id(tmp_path):
-    inner = T.StructType(fields=(F(11, "a", T.INT), F(12, "b", T.STRING)))
+    def inner(base: int, *, renamed: bool = False) -> T.StructType:
+        if renamed:  # children renamed, reordered, promoted, and one added
+            return T.StructType(fields=(F(base + 1, "bee", T.STRING), F(base + 2, "c", T.LONG), F(base, "ay", T.LONG)))
+        return T.StructType(fields=(F(base, "a", T.INT), F(base + 1, "b", T.STRING)))
+
     s0 = T.Schema(schema_id=0, fields=(
-        F(1, "s", inner), F(2, "l", T.ListType(element_id=3, element=inner)),
-        F(4, "m", T.MapType(key_id=5, key=T.STRING, value_id=6, value=inner)),
+        F(1, "s", inner(10)), F(2, "l", T.ListType(element_id=3, element=inner(20))),
+        F(4, "m", T.MapType(key_id=5, key=T.STRING, value_id=6, value=inner(30))),
     ))
     b = Builder(tmp_path / "t", s0)
     b.commit(add=[b.data_file({"s": [{"a": 1, "b": "x"}, None], "l": [[{"a": 2, "b": "y"}, None], None],
                                "m": pa.array([[("k", {"a": 3, "b": "z"})], None], T.to_arrow_type(s0.fields[2].type))})])
-    renamed = T.StructType(fields=(F(12, "bee", T.STRING), F(13, "c", T.LONG), F(11, "ay", T.LONG)))
     b.set_schema(T.Schema(schema_id=1, fields=(
-        F(4, "mm", T.MapType(key_id=5, key=T.STRING, value_id=6, value=renamed)),
-        F(1, "ss", renamed), F(2, "ll", T.ListType(element_id=3, element=renamed)),
+        F(4, "mm", T.MapType(key_id=5, key=T.STRING, value_id=6, value=inner(30, renamed=True))),
+        F(1, "ss", inner(10, renamed=True)), F(2, "ll", T.ListType(element_id=3, element=inner(20, renamed=True))),
     )))
     got = read(b).to_pylist()
     assert {"mm": [("k", {"bee": "z", "c": None, "ay": 3})], "ss": {"bee": "x", "c": None, "ay": 1},
             "ll": [{"bee": "y", "c": None, "ay": 2}, None]} in got
     assert {"mm": None, "ss": None, "ll": None} in got
+
+
+@pytest.mark.rule("ICEBERG-SCHEMA-001")
+def test_duplicate_ids_are_refused(tmp_path):
+    b = Builder(tmp_path / "t", SCHEMA)
+    f = b.data_file({"id": [1], "cat": ["a"]})
+    b.commit(add=[f])
+    task = SC.FileScanTask(data_file=f, spec_id=0, data_sequence_number=1)
+    with pytest.raises(InvalidTable) as exc:
+        R.read_task(b.st, b.md, task, [F(1, "id", T.LONG), F(1, "again", T.LONG)])
+    assert exc.value.rule == "ICEBERG-SCHEMA-001"
 
 
 @pytest.mark.rule("ICEBERG-TYPE-005", "ICEBERG-TYPE-006", "ICEBERG-TYPE-007", "ICEBERG-TYPE-008", "ICEBERG-TYPE-011")
