@@ -483,7 +483,7 @@ def add_unknown_transform_spec(column: str, transform: str) -> RawFn:
 
 
 def set_format_version(version: int) -> RawFn:
-    """``format-version`` rewritten (e.g. 4, which no reader in the kit supports)."""
+    """``format-version`` rewritten (e.g. 99, which no version of the spec defines)."""
 
     @_raw()
     def fn(storage) -> None:

@@ -151,7 +151,7 @@ def test_other_formats_are_unsupported_for_now():
     caps = SparkEngine().capabilities()
     assert caps.read == caps.write == frozenset({"delta", "iceberg"})
     # Read gaps only in unsupported_reasons (a writer gap must not keep Spark from reading a case).
-    assert "timestamp_ns" in caps.unsupported_reasons and "initial-default" not in caps.unsupported_reasons
+    assert "timestamp-ns" in caps.unsupported_reasons and "initial-default" not in caps.unsupported_reasons
 
 
 def test_translate_error_kinds():
