@@ -258,8 +258,11 @@ def _measure(engine: str, path: str) -> dict:
             "maxrss_mb": round(_maxrss_mb(), 1), "baseline_rss_mb": round(baseline, 1)}
 
 
-def _child(engine: str, path: str, *, profile: bool = False) -> dict:
-    args = [sys.executable, "-m", "conformance.bench", "_measure", engine, path] + (["--profile"] if profile else [])
+def measure_in_child(module: str, engine: str, path: str, *, profile: bool = False) -> dict:
+    """Run ``python -m <module> _measure <engine> <path>`` in a fresh process and return its figures
+    (the last stdout line, JSON; a profile before it): every engine starts from the same empty
+    interpreter, so neither pays for the other's imports or heap."""
+    args = [sys.executable, "-m", module, "_measure", engine, path] + (["--profile"] if profile else [])
     proc = subprocess.run(args, capture_output=True, text=True, cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     if proc.returncode != 0:
         return {"engine": engine, "error": (proc.stderr or proc.stdout).strip()[-2000:]}
@@ -270,23 +273,32 @@ def _child(engine: str, path: str, *, profile: bool = False) -> dict:
     return out
 
 
-def _profile_reference(path: str) -> str:
+def _child(engine: str, path: str, *, profile: bool = False) -> dict:
+    return measure_in_child("conformance.bench", engine, path, profile=profile)
+
+
+def profile_call(fn, path: str) -> str:
+    """cProfile of ``fn(path)``: the 25 costliest calls by cumulative and 20 by own time."""
     import cProfile
     import io
     import pstats
 
-    import reference_impl.delta.checkpoint  # noqa: F401
-    import reference_impl.delta.replay  # noqa: F401
-
     prof = cProfile.Profile()
     prof.enable()
-    _load_reference(path)
+    fn(path)
     prof.disable()
     buf = io.StringIO()
     stats = pstats.Stats(prof, stream=buf)
     stats.sort_stats("cumulative").print_stats(25)
     stats.sort_stats("tottime").print_stats(20)
     return buf.getvalue()
+
+
+def _profile_reference(path: str) -> str:
+    import reference_impl.delta.checkpoint  # noqa: F401 - imported before profiling starts
+    import reference_impl.delta.replay  # noqa: F401
+
+    return profile_call(_load_reference, path)
 
 
 # --------------------------------------------------------------------------------------------

@@ -29,11 +29,12 @@ import os
 import shutil
 import statistics
 import struct
-import subprocess
 import sys
 import tempfile
 import time
 from typing import Any
+
+from conformance.bench import _maxrss_mb, measure_in_child, profile_call
 
 TARGET_RATIO = 1.0
 PARTITIONS = 16
@@ -167,20 +168,6 @@ def build_table(path: str, *, manifests: int = 1_000, entries: int = 1_000, dele
 # --------------------------------------------------------------------------------------------
 
 
-def _maxrss_mb() -> float:
-    """Peak resident set size of this process in MB (VmHWM: ru_maxrss survives fork+exec from a big parent)."""
-    try:
-        with open("/proc/self/status", encoding="ascii") as fh:
-            for line in fh:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) / 1024.0
-    except OSError:
-        pass
-    import resource
-
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
-
-
 def _digest(plan: list[tuple[str, list[str]]]) -> str:
     h = hashlib.sha256()
     for path, deletes in sorted(plan):
@@ -239,34 +226,14 @@ def _measure(engine: str, path: str) -> dict:
 
 
 def _child(engine: str, path: str, *, profile: bool = False) -> dict:
-    args = [sys.executable, "-m", "conformance.bench_iceberg", "_measure", engine, path] + (["--profile"] if profile else [])
-    proc = subprocess.run(args, capture_output=True, text=True, cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    if proc.returncode != 0:
-        return {"engine": engine, "error": (proc.stderr or proc.stdout).strip()[-2000:]}
-    lines = proc.stdout.strip().splitlines()
-    out = json.loads(lines[-1])
-    if profile:
-        out["profile"] = "\n".join(lines[:-1])
-    return out
+    return measure_in_child("conformance.bench_iceberg", engine, path, profile=profile)
 
 
 def _profile_reference(path: str) -> str:
-    import cProfile
-    import io
-    import pstats
-
-    import reference_impl.iceberg.scan  # noqa: F401
+    import reference_impl.iceberg.scan  # noqa: F401 - imported before profiling starts
     import reference_impl.iceberg.table  # noqa: F401
 
-    prof = cProfile.Profile()
-    prof.enable()
-    _plan_reference(path)
-    prof.disable()
-    buf = io.StringIO()
-    stats = pstats.Stats(prof, stream=buf)
-    stats.sort_stats("cumulative").print_stats(25)
-    stats.sort_stats("tottime").print_stats(20)
-    return buf.getvalue()
+    return profile_call(_plan_reference, path)
 
 
 # --------------------------------------------------------------------------------------------
