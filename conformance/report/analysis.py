@@ -78,7 +78,7 @@ class Analysis:
     multi_writer: bool
     explanations: list[Explanation] = field(default_factory=list)
     unexplained: list[tuple[Row, str]] = field(default_factory=list)  # (row, reader) of fail/error/unsupported cells without one
-    writers: list[str] = field(default_factory=list)  # in first-seen order
+    writers: list[str] = field(default_factory=list)  # in first-seen order ("<format>: <writer>" when several formats)
     pairs: dict[tuple[str, str], dict[str, int]] = field(default_factory=dict)  # (writer, reader) -> status -> n
 
     def pair_text(self, writer: str, reader: str) -> str:
@@ -119,6 +119,13 @@ def analyse(doc: dict[str, Any]) -> Analysis:
     counts: dict[str, dict[str, int]] = {}
     totals = {s: 0 for s in STATUSES}
     pairs: dict[tuple[str, str], dict[str, int]] = {}
+    # With several formats in one run, a writer's row is per format: a writer x reader figure
+    # that mixed Delta and Iceberg cells would say nothing about either.
+    several_formats = len({r["format"] for r in doc.get("results", [])}) > 1
+
+    def writer_label(r: dict[str, Any]) -> str:
+        return f"{r['format']}: {r['writer']}" if several_formats else r["writer"]
+
     for r in doc.get("results", []):
         if r["reader"] not in readers:
             readers.append(r["reader"])
@@ -128,10 +135,10 @@ def analyse(doc: dict[str, Any]) -> Analysis:
             row = rows[key] = Row(case=r["case"], format=r["format"], writer=r["writer"], snapshot=version_label(r))
         row.cells[r["reader"]] = r
         counts.setdefault(r["reader"], {s: 0 for s in STATUSES})[r["status"]] += 1
-        pairs.setdefault((r["writer"], r["reader"]), {s: 0 for s in STATUSES})[r["status"]] += 1
+        pairs.setdefault((writer_label(r), r["reader"]), {s: 0 for s in STATUSES})[r["status"]] += 1
         totals[r["status"]] += 1
     readers = [n for n in readers if n in counts] or readers
-    writers = {row.writer for row in rows.values()}
+    writers = {label for label, _ in pairs}
     explanations: "OrderedDict[str, Explanation]" = OrderedDict()
     unexplained: list[tuple[Row, str]] = []
     for row in rows.values():
@@ -156,7 +163,7 @@ def analyse(doc: dict[str, Any]) -> Analysis:
         multi_writer=len(writers) > 1,
         explanations=list(explanations.values()),
         unexplained=unexplained,
-        writers=list(dict.fromkeys(row.writer for row in rows.values())),
+        writers=list(dict.fromkeys(label for label, _ in pairs)),
         pairs=pairs,
     )
 

@@ -102,3 +102,19 @@ def test_load_errors(tmp_path, content, fragment):
         path.write_text(content)
     with pytest.raises(ResultsError, match=fragment):
         load_results(str(path))
+
+
+def test_writers_x_readers_is_per_format_when_a_run_has_several():
+    from conformance.report.analysis import analyse
+
+    def cell(fmt, writer, status):
+        return {"case": f"{fmt}/c", "format": fmt, "writer": writer, "reader": "duckdb", "version": None,
+                "status": status, "message": "", "seconds": 0.0, "rules": [], "diff": ""}
+
+    doc = {"results": [cell("delta", "reference", "pass"), cell("iceberg", "reference", "fail")]}
+    a = analyse(doc)
+    assert a.writers == ["delta: reference", "iceberg: reference"]
+    assert a.pair_text("delta: reference", "duckdb") == "1/1"
+    assert a.pair_text("iceberg: reference", "duckdb") == "0/1 (1 fail)"
+    one = analyse({"results": [cell("delta", "reference", "pass")]})
+    assert one.writers == ["reference"]
