@@ -34,15 +34,11 @@ import tempfile
 import time
 from typing import Any
 
-from conformance.bench import _maxrss_mb, measure_in_child, profile_call
+from conformance.bench import _loadavg, _maxrss_mb, _say, measure_in_child, profile_call
 
 TARGET_RATIO = 1.0
 PARTITIONS = 16
 SNAPSHOT_ID = 9_000_000_001
-
-
-def _say(msg: str) -> None:
-    print(msg, file=sys.stderr, flush=True)
 
 
 # --------------------------------------------------------------------------------------------
@@ -313,13 +309,6 @@ def run_iceberg(manifests: int = 1_000, entries: int = 1_000, delete_every: int 
         shutil.rmtree(root, ignore_errors=True)
         result["table"] += " (deleted)"
     return result
-
-
-def _loadavg() -> list[float] | None:
-    try:
-        return [round(x, 2) for x in os.getloadavg()]
-    except OSError:
-        return None
 
 
 def summary(result: dict) -> str:
