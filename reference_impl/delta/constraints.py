@@ -1,14 +1,8 @@
 """Column Invariants, CHECK Constraints, Generated Columns (and Identity Columns) for writers.
 
 Every expression a table carries (``delta.invariants``, ``delta.constraints.<name>``,
-``delta.generationExpression``) is SQL written for Spark. The reference never ``eval()``s it: it is
-parsed by DuckDB as ONE SQL expression (``duckdb.SQLExpression`` refuses anything that is not a
-single expression) and evaluated over the Arrow batch on an in-memory connection with external
-access disabled, so a hostile expression in a table's metadata cannot read or write files.
-
-A small lexer translates the Spark spellings DuckDB does not share: ``<=>`` (null-safe equality;
-in DuckDB it is cosine distance), `` `quoted identifiers` ``, ``"double-quoted strings"`` and
-backslash escapes in string literals.
+``delta.generationExpression``) is SQL written for Spark, evaluated only in the sandbox of
+``reference_impl.common.sql`` (one expression, no file access), with Delta's rule ids on errors.
 
 Violations raise ``ConstraintViolation``, a subclass of ``InvalidTable`` (kind ``invalid_table``)
 that names the constraint in its message and in ``.constraint``.
@@ -24,6 +18,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from reference_impl.common import sql as _sql
 from reference_impl.errors import InvalidTable
 
 # Wire keys, spelled as the spec spells them.
@@ -36,8 +31,6 @@ IDENTITY_HIGH_WATER_MARK_KEY = "delta.identity.highWaterMark"
 IDENTITY_ALLOW_EXPLICIT_INSERT_KEY = "delta.identity.allowExplicitInsert"
 DEFAULT_KEY = "CURRENT_DEFAULT"
 
-# Internal column used to keep row positions through DuckDB; never a Delta column name.
-POSITION_COLUMN = "__lakeconf_row_position__"
 
 KIND_CHECK = "check"
 KIND_INVARIANT = "invariant"
@@ -91,142 +84,32 @@ class IdentityColumn:
 
 
 # --------------------------------------------------------------------------------------------
-# Spark SQL -> DuckDB SQL
+# Spark SQL evaluated in the sandbox (reference_impl.common.sql), with Delta's rule id on errors
 
-
-def translate_expression(expression: str) -> str:
-    """Rewrite the Spark-only spellings of a SQL expression into DuckDB's (see module docstring)."""
-    out: list[str] = []
-    i, n = 0, len(expression)
-    while i < n:
-        ch = expression[i]
-        if ch in ("'", '"'):
-            # Spark: both quote kinds delimit string literals, backslash escapes the next char.
-            j = i + 1
-            buf: list[str] = []
-            while j < n and expression[j] != ch:
-                if expression[j] == "\\" and j + 1 < n:
-                    j += 1
-                    buf.append({"n": "\n", "t": "\t", "r": "\r", "0": "\0"}.get(expression[j], expression[j]))
-                else:
-                    buf.append(expression[j])
-                j += 1
-            if j >= n:
-                raise InvalidTable(f"unterminated string literal in SQL expression {expression!r}")
-            out.append("'" + "".join(buf).replace("'", "''") + "'")
-            i = j + 1
-        elif ch == "`":
-            j = expression.find("`", i + 1)
-            # Spark doubles a backtick inside a quoted identifier.
-            while j != -1 and j + 1 < n and expression[j + 1] == "`":
-                j = expression.find("`", j + 2)
-            if j == -1:
-                raise InvalidTable(f"unterminated `identifier` in SQL expression {expression!r}")
-            ident = expression[i + 1 : j].replace("``", "`")
-            out.append('"' + ident.replace('"', '""') + '"')
-            i = j + 1
-        elif expression.startswith("<=>", i):
-            out.append(" IS NOT DISTINCT FROM ")
-            i += 3
-        else:
-            out.append(ch)
-            i += 1
-    return "".join(out)
-
-
-def quote_identifier(name: str) -> str:
-    """A DuckDB-quoted identifier."""
-    return '"' + name.replace('"', '""') + '"'
-
-
-# --------------------------------------------------------------------------------------------
-# Evaluation
-
-
-def _connect():
-    import duckdb
-
-    # No file system, no extension downloads: an expression from a table can only compute.
-    return duckdb.connect(
-        config={
-            "enable_external_access": False,
-            "autoinstall_known_extensions": False,
-            "autoload_known_extensions": False,
-            "threads": 1,
-        }
-    )
-
-
-def _parse(expression: str, *, what: str):
-    import duckdb
-
-    try:
-        return duckdb.SQLExpression(translate_expression(expression))
-    except InvalidTable:
-        raise
-    except Exception as exc:  # duckdb.ParserException and friends
-        raise InvalidTable(f"{what}: cannot parse SQL expression {expression!r}: {exc}", rule="DELTA-WRITER-012") from None
-
-
-def _duckdb_safe(table: pa.Table) -> pa.Table:
-    # DuckDB cannot scan Arrow null-typed columns in every position; give them a concrete type.
-    cols, fields = [], []
-    for field, col in zip(table.schema, table.columns):
-        if pa.types.is_null(field.type):
-            col = pa.chunked_array([pa.nulls(len(table), pa.int32())]) if len(table) else pa.chunked_array([], pa.int32())
-            field = pa.field(field.name, pa.int32())
-        cols.append(col)
-        fields.append(pa.field(field.name, field.type))
-    return pa.Table.from_arrays(cols, schema=pa.schema(fields))
+RULE_EXPRESSION = "DELTA-WRITER-012"
+translate_expression = _sql.translate_expression
+quote_identifier = _sql.quote_identifier
+POSITION_COLUMN = _sql.POSITION_COLUMN
 
 
 def evaluate(table: pa.Table, expression: str, *, what: str = "expression") -> pa.ChunkedArray:
     """Evaluate one SQL expression per row of ``table``; the result keeps the row order."""
-    parsed = _parse(expression, what=what)
-    positions = pa.array(np.arange(len(table), dtype=np.int64))
-    data = _duckdb_safe(table).append_column(POSITION_COLUMN, positions)
-    con = _connect()
-    try:
-        import duckdb
-
-        rel = con.from_arrow(data)
-        try:
-            result = (
-                rel.select(duckdb.ColumnExpression(POSITION_COLUMN), parsed.alias("__value__"))
-                .order(POSITION_COLUMN)
-                .to_arrow_table()
-            )
-        except Exception as exc:  # binder / conversion / runtime errors
-            raise InvalidTable(f"{what}: cannot evaluate SQL expression {expression!r}: {exc}", rule="DELTA-WRITER-012") from None
-        return result.column("__value__")
-    finally:
-        con.close()
+    return _sql.evaluate(table, expression, what=what, rule=RULE_EXPRESSION)
 
 
 def evaluate_predicate(table: pa.Table, expression: str, *, what: str = "predicate") -> np.ndarray:
     """Row mask where the boolean ``expression`` is TRUE (false and null are both False)."""
-    values = evaluate(table, expression, what=what)
-    if not pa.types.is_boolean(values.type) and not pa.types.is_null(values.type):
-        raise InvalidTable(f"{what}: SQL expression {expression!r} is not boolean (it is {values.type})", rule="DELTA-WRITER-012")
-    if len(values) == 0:
-        return np.zeros(0, dtype=bool)
-    filled = pc.fill_null(values.cast(pa.bool_()), False)
-    return np.asarray(filled.to_numpy(zero_copy_only=False), dtype=bool)
+    return _sql.evaluate_predicate(table, expression, what=what, rule=RULE_EXPRESSION)
 
 
 def matching_positions(table: pa.Table, expression: str, positions: np.ndarray | None = None) -> np.ndarray:
     """Row positions (``positions[i]`` or ``i``) whose row makes ``expression`` TRUE."""
-    mask = evaluate_predicate(table, expression, what="predicate")
-    idx = np.nonzero(mask)[0]
-    if positions is None:
-        return idx.astype(np.int64)
-    return np.asarray(positions, dtype=np.int64)[idx]
+    return _sql.matching_positions(table, expression, positions, rule=RULE_EXPRESSION)
 
 
 def check_expression_binds(schema: pa.Schema, expression: str, *, what: str) -> None:
     """Refuse an expression that does not parse or refers to columns missing from ``schema``."""
-    empty = pa.Table.from_batches([], schema=schema) if len(schema) else pa.table({})
-    evaluate(empty, expression, what=what)
+    _sql.check_expression_binds(schema, expression, what=what, rule=RULE_EXPRESSION)
 
 
 # --------------------------------------------------------------------------------------------

@@ -16,8 +16,8 @@ The spec's inline example (JSON Example 3) is not in this format: its bytes are 
 written big-endian followed by Delta's "native" layout. Delta Spark refuses it and so do we, with
 a message that says so; its inner 32-bit bitmap does hold the rows the spec lists.
 
-We keep our own reader of the 32-bit container headers, only to find where each bucket ends and
-to reject truncated input with a clear message; the decoding itself is pyroaring's.
+The portable Roaring layout itself is ``reference_impl.common.roaring`` (Iceberg's deletion vectors
+carry the same bytes); this module adds Delta's framing and rule ids.
 """
 
 from __future__ import annotations
@@ -32,8 +32,7 @@ from typing import Any, Iterable
 from urllib.parse import unquote, urlparse
 
 import numpy as np
-from pyroaring import BitMap
-
+from reference_impl.common import roaring
 from reference_impl.errors import InvalidTable
 from reference_impl.storage import Storage
 
@@ -67,12 +66,6 @@ RULE_CARDINALITY = "DELTA-DV-010"
 RULE_Z85 = "DELTA-DV-012"
 RULE_BITMAP = "DELTA-DV-013"
 RULE_FILE = "DELTA-DV-014"
-
-# 32-bit roaring portable format (RoaringFormatSpec)
-_SERIAL_COOKIE_NO_RUN = 12346
-_SERIAL_COOKIE = 12347
-_NO_OFFSET_THRESHOLD = 4
-_ARRAY_MAX = 4096
 
 
 # ---------------------------------------------------------------------------------------------
@@ -217,87 +210,10 @@ def absolute_dv_path(descriptor: DeletionVectorDescriptor, storage: Storage | No
 
 def serialize_bitmap(rows: Iterable[int]) -> bytes:
     """Magic + portable 64-bit roaring bitmap of the row indexes (empty buckets are not written)."""
-    values = _row_array(rows)
-    if values.size and int(values[-1]) > MAX_ROW_INDEX:
-        raise InvalidTable(f"row index {int(values[-1])} is too large for a deletion vector", rule=RULE_BITMAP)
-    highs = (values >> np.uint64(32)).astype(np.uint32)
-    lows = (values & np.uint64(0xFFFFFFFF)).astype(np.uint32)
-    keys, starts = np.unique(highs, return_index=True)
-    ends = list(starts[1:]) + [values.size]
-    parts = [struct.pack("<I", MAGIC_PORTABLE), struct.pack("<Q", len(keys))]
-    for key, start, end in zip(keys, starts, ends):
-        bm = BitMap(lows[start:end])
-        bm.run_optimize()
-        parts.append(struct.pack("<I", int(key)))
-        parts.append(bm.serialize())
-    return b"".join(parts)
-
-
-def _row_array(rows: Iterable[int]) -> np.ndarray:
-    """Sorted unique uint64 row indexes; InvalidTable for negatives or non-integers."""
-    arr = np.asarray(rows if isinstance(rows, np.ndarray) else list(rows))
-    if arr.size == 0:
-        return np.empty(0, dtype=np.uint64)
-    if arr.dtype == object:
-        if not all(isinstance(r, (int, np.integer)) and not isinstance(r, bool) and 0 <= r <= MAX_ROW_INDEX for r in arr):
-            raise InvalidTable("row indexes must be integers in [0, 2^63)", rule=RULE_BITMAP)
-        arr = arr.astype(np.uint64)
-    elif arr.dtype.kind not in "iu":
-        raise InvalidTable(f"row indexes must be integers, got {arr.dtype}", rule=RULE_BITMAP)
-    elif arr.dtype.kind == "i" and int(arr.min()) < 0:
-        raise InvalidTable(f"row index {int(arr.min())} is negative", rule=RULE_BITMAP)
-    return np.unique(arr.astype(np.uint64))
-
-
-def _roaring32_size(data: bytes, pos: int) -> int:
-    """Bytes used by the portable 32-bit roaring bitmap starting at ``pos`` (header walk only)."""
-
-    def need(n: int) -> None:
-        if pos_end[0] + n > len(data):
-            raise InvalidTable("deletion vector bitmap is truncated", rule=RULE_BITMAP)
-
-    pos_end = [pos]
-
-    def take(fmt: str) -> tuple:
-        size = struct.calcsize(fmt)
-        need(size)
-        out = struct.unpack_from(fmt, data, pos_end[0])
-        pos_end[0] += size
-        return out
-
-    (cookie,) = take("<I")
-    if cookie & 0xFFFF == _SERIAL_COOKIE:
-        count = (cookie >> 16) + 1
-        run_bytes = (count + 7) // 8
-        need(run_bytes)
-        run_flags = data[pos_end[0] : pos_end[0] + run_bytes]
-        pos_end[0] += run_bytes
-        has_runs = True
-    elif cookie == _SERIAL_COOKIE_NO_RUN:
-        (count,) = take("<I")
-        run_flags = b""
-        has_runs = False
-    else:
-        raise InvalidTable(f"not a portable 32-bit roaring bitmap (cookie {cookie})", rule=RULE_BITMAP)
-    if count > 1 << 16:  # a 32-bit bitmap has at most 2^16 containers
-        raise InvalidTable(f"roaring bitmap claims {count} containers", rule=RULE_BITMAP)
-    need(4 * count)
-    header = take("<" + "HH" * count)
-    cards = [header[2 * i + 1] + 1 for i in range(count)]
-    if not has_runs or count >= _NO_OFFSET_THRESHOLD:
-        take("<" + "I" * count)
-    for i in range(count):
-        if has_runs and run_flags[i // 8] & (1 << (i % 8)):
-            (runs,) = take("<H")
-            need(4 * runs)
-            pos_end[0] += 4 * runs
-        elif cards[i] > _ARRAY_MAX:
-            need(8192)
-            pos_end[0] += 8192
-        else:
-            need(2 * cards[i])
-            pos_end[0] += 2 * cards[i]
-    return pos_end[0] - pos
+    try:
+        return struct.pack("<I", MAGIC_PORTABLE) + roaring.serialize64(roaring.sorted_unique_positions(rows))
+    except roaring.RoaringError as exc:
+        raise InvalidTable(f"cannot encode the deletion vector: {exc}", rule=RULE_BITMAP) from None
 
 
 def deserialize_bitmap(data: bytes) -> np.ndarray:
@@ -315,36 +231,13 @@ def deserialize_bitmap(data: bytes) -> np.ndarray:
             # The spec's own inline example (JSON Example 3) is framed this way; Delta Spark refuses it too.
             extra = " (the magic is written big-endian; the protocol requires little-endian)"
         raise InvalidTable(f"deletion vector magic is {magic}, expected {MAGIC_PORTABLE}{extra}", rule=RULE_BITMAP)
-    (buckets,) = struct.unpack_from("<Q", data, 4)
-    pos = 12
-    chunks: list[np.ndarray] = []
-    last_key = -1
-    if buckets > (len(data) - pos) // 12:  # each bucket needs key + an 8-byte minimal bitmap
-        raise InvalidTable(f"deletion vector claims {buckets} buckets in {len(data)} bytes", rule=RULE_BITMAP)
-    for _ in range(buckets):
-        if pos + 4 > len(data):
-            raise InvalidTable("deletion vector bitmap is truncated", rule=RULE_BITMAP)
-        (key,) = struct.unpack_from("<I", data, pos)
-        pos += 4
-        if key & 0x80000000:
-            raise InvalidTable(f"deletion vector bucket key {key} has its top bit set", rule=RULE_BITMAP)
-        if key <= last_key:
-            raise InvalidTable("deletion vector bucket keys are not strictly ascending", rule=RULE_BITMAP)
-        last_key = key
-        size = _roaring32_size(data, pos)
-        try:
-            bm = BitMap.deserialize(data[pos : pos + size])
-        except Exception as exc:  # pyroaring raises plain ValueError/RuntimeError on corrupt input
-            raise InvalidTable(f"deletion vector bucket {key} is corrupt: {exc}", rule=RULE_BITMAP) from None
-        pos += size
-        if len(bm):
-            lows = np.asarray(bm.to_array() if hasattr(bm, "to_array") else list(bm), dtype=np.uint64)
-            chunks.append(lows | (np.uint64(key) << np.uint64(32)))
-    if pos != len(data):
-        raise InvalidTable(f"deletion vector has {len(data) - pos} unexpected trailing bytes", rule=RULE_BITMAP)
-    if not chunks:
-        return np.empty(0, dtype=np.uint64)
-    return np.concatenate(chunks)
+    try:
+        decoded = roaring.decode64(data[4:])
+    except roaring.RoaringError as exc:
+        raise InvalidTable(f"deletion vector bitmap: {exc}", rule=RULE_BITMAP) from None
+    if decoded.problems:
+        raise InvalidTable(f"deletion vector bitmap: {decoded.problems[0]}", rule=RULE_BITMAP)
+    return decoded.positions
 
 
 # ---------------------------------------------------------------------------------------------

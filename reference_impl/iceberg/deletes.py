@@ -10,8 +10,8 @@
   magic + vector, the magic ``D1 D3 39 64``, the vector as a portable 64-bit Roaring bitmap (an
   8-byte little-endian count of 32-bit bitmaps, then per key, ascending, the 4-byte little-endian
   key and a portable 32-bit Roaring bitmap), and a big-endian CRC-32 of magic + vector. That is
-  byte for byte Delta's framed deletion vector (the Puffin spec chose the layout for that), so
-  the bitmap codec is the Delta module's, with Iceberg's rule ids on its errors. The manifest
+  the layout ``reference_impl.common.roaring`` decodes (the Puffin spec chose it so that Delta's
+  vectors carry over), with Iceberg's framing and rule ids around it. The manifest
   entry points at the blob with ``content_offset``/``content_size_in_bytes``, which must equal
   the blob's footer entry.
 
@@ -31,6 +31,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from reference_impl.common import roaring
 from reference_impl.errors import InvalidTable, Unsupported
 from reference_impl.iceberg import manifests as MF
 from reference_impl.iceberg import puffin as PF
@@ -192,22 +193,13 @@ def positions_for(deletes: pa.Table, data_file_path: str) -> np.ndarray:
 # Deletion vectors
 
 
-def _bitmap_codec():
-    # Same bytes as Delta's framed DV (see the module docstring); imported lazily to keep the formats apart at import time.
-    from reference_impl.delta import deletion_vector as DDV
-
-    return DDV
-
-
 def serialize_dv(positions: Iterable[int]) -> bytes:
     """The ``deletion-vector-v1`` blob of a set of positions (length, magic, portable Roaring, CRC)."""
     pos = _positions_array(positions, "deletion vector")
     try:
-        vector = _bitmap_codec().serialize_bitmap(pos.astype(np.uint64))
-    except InvalidTable as exc:
-        raise InvalidTable(f"cannot encode the deletion vector: {exc.message}", rule=RULE_DV_BITMAP) from None
-    if vector[:4] != DV_MAGIC:  # pragma: no cover - the codec's magic is D1 D3 39 64 by construction
-        raise InvalidTable("deletion vector codec produced a bad magic", rule=RULE_DV_FRAME)
+        vector = DV_MAGIC + roaring.serialize64(roaring.sorted_unique_positions(pos))
+    except roaring.RoaringError as exc:
+        raise InvalidTable(f"cannot encode the deletion vector: {exc}", rule=RULE_DV_BITMAP) from None
     return struct.pack(">I", len(vector)) + vector + struct.pack(">I", zlib.crc32(vector) & 0xFFFFFFFF)
 
 
@@ -226,10 +218,12 @@ def deserialize_dv(blob: bytes, *, where: str = "deletion vector") -> np.ndarray
     if zlib.crc32(body) & 0xFFFFFFFF != crc:
         raise InvalidTable(f"{where} CRC-32 does not match its magic and vector", rule=RULE_DV_FRAME)
     try:
-        positions = _bitmap_codec().deserialize_bitmap(body)
-    except InvalidTable as exc:
-        raise InvalidTable(f"{where} is not a portable 64-bit Roaring bitmap: {exc.message}", rule=RULE_DV_BITMAP) from None
-    return positions.astype(np.int64)
+        decoded = roaring.decode64(body[4:])
+    except roaring.RoaringError as exc:
+        raise InvalidTable(f"{where} is not a portable 64-bit Roaring bitmap: {exc}", rule=RULE_DV_BITMAP) from None
+    if decoded.problems:
+        raise InvalidTable(f"{where} is not a portable 64-bit Roaring bitmap: {decoded.problems[0]}", rule=RULE_DV_BITMAP)
+    return decoded.positions.astype(np.int64)
 
 
 class DVBlob(NamedTuple):

@@ -35,7 +35,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from reference_impl.delta import constraints as SQL
+from reference_impl.common import sql as SQL
 from reference_impl.errors import InvalidTable, Unsupported
 from reference_impl.iceberg import datafiles as D
 from reference_impl.iceberg import deletes as DEL

@@ -19,6 +19,7 @@ from typing import Any, Iterable, Iterator, Union
 
 import pyarrow as pa
 
+from reference_impl.common import validation as _validation
 from reference_impl.errors import Internal, InvalidTable, Unsupported
 
 # Appendix C wire keys, spelled as the spec spells them.
@@ -109,17 +110,8 @@ class _Missing:
 NO_DEFAULT: Any = _Missing()
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Violation:
-    """One broken rule: its id, what is wrong, and where (a field path or id)."""
-
-    rule: str
-    message: str
-    where: str = ""
-
-    def to_dict(self) -> dict[str, str]:
-        """JSON-ready form."""
-        return {"rule": self.rule, "message": self.message, "where": self.where}
+# One violation type for every format (the shared validation framework).
+Violation = _validation.Violation
 
 
 # ---------------------------------------------------------------------------------------------

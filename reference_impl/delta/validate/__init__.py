@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from reference_impl.delta.validate.registry import CHECK_FUNCTIONS, CHECKS, Violation
+from reference_impl.common.validation import INTERNAL_RULE
+from reference_impl.delta.validate.registry import CHECK_FUNCTIONS, CHECKS, REGISTRY, Violation
 from reference_impl.delta.validate import (  # noqa: F401  (importing registers the checks)
     checks_log,
     checks_actions,
@@ -25,24 +26,11 @@ from reference_impl.delta.validate import (  # noqa: F401  (importing registers 
 )
 from reference_impl.delta.validate.context import Context, open_storage
 
-__all__ = ["Violation", "validate_table", "CHECKS", "CHECK_FUNCTIONS", "RULES_CHECKED"]
+__all__ = ["Violation", "validate_table", "CHECKS", "CHECK_FUNCTIONS", "RULES_CHECKED", "INTERNAL_RULE"]
 
 RULES_CHECKED: frozenset[str] = frozenset(CHECKS)
-INTERNAL_RULE = "LAKECONF-INTERNAL"
 
 
 def validate_table(location: Any) -> list[Violation]:
     """Every rule violation of the table at ``location`` (path, URI or Storage), in a stable order."""
-    ctx = Context(open_storage(location))
-    out: list[Violation] = []
-    seen: set[Violation] = set()
-    for fn in CHECK_FUNCTIONS:
-        try:
-            found = list(fn(ctx))
-        except Exception as e:  # a crash in one check is our bug; report it and keep going
-            found = [Violation(INTERNAL_RULE, f"check {fn.__name__} crashed: {type(e).__name__}: {e}", "")]
-        for v in found:
-            if v not in seen:
-                seen.add(v)
-                out.append(v)
-    return out
+    return REGISTRY.run(Context(open_storage(location)))

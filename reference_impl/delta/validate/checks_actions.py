@@ -9,6 +9,7 @@ import zlib
 from typing import Any, Iterator
 from urllib.parse import urlparse
 
+from reference_impl.common import roaring
 from reference_impl.delta.validate.context import (
     ADD, CDC, DOMAIN, METADATA, PROTOCOL, REMOVE, TXN, WHERE_KEY, Action, Context, file_key,
 )
@@ -339,24 +340,13 @@ def decode_bitmap(data: bytes) -> tuple[list[int] | None, str | None, str]:
         return None, "DV data is truncated", "DV-013"
     if struct.unpack("<I", data[:4])[0] != DV_MAGIC:
         return None, "DV magic number is not 1681511377", "DV-013"
-    from pyroaring import BitMap
-
-    n = struct.unpack("<Q", data[4:12])[0]
-    pos, rows = 12, []
-    for _ in range(n):
-        if pos + 4 > len(data):
-            return None, "DV bitmap truncated", "DV-013"
-        key = struct.unpack("<I", data[pos:pos + 4])[0]
-        if key & 0x80000000:
-            return None, "DV bitmap key has its top bit set", "DV-013"
-        try:
-            bm = BitMap.deserialize(data[pos + 4:])
-        except Exception as e:
-            return None, f"DV bucket is not a roaring bitmap: {e}", "DV-013"
-        size = len(bm.serialize())
-        pos += 4 + size
-        rows.extend((key << 32) | x for x in bm)
-    return rows, None, ""
+    try:
+        decoded = roaring.decode64(data[4:])
+    except roaring.RoaringError as e:
+        return None, f"DV bitmap is not a portable 64-bit roaring bitmap: {e}", "DV-013"
+    if decoded.problems:
+        return None, f"DV bitmap: {decoded.problems[0]}", "DV-013"
+    return decoded.positions.tolist(), None, ""
 
 
 def dv_bytes(ctx: Context, dv: dict) -> tuple[bytes | None, str | None, str]:

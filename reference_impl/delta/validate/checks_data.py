@@ -533,17 +533,14 @@ def _duck_type(t):
 
 
 def _count_bad(tbl, predicate: str) -> tuple[int | None, str | None]:
-    """Rows for which the SQL predicate holds, via DuckDB over the Arrow table; (None, error) if it fails."""
-    import duckdb
+    """Rows for which the (Spark SQL) predicate holds, evaluated in the sandbox of
+    ``reference_impl.common.sql``: an expression from the table can only compute, never touch a file."""
+    from reference_impl.common import sql
 
-    con = duckdb.connect()
     try:
-        con.register("t", tbl)
-        return con.execute(f"SELECT count(*) FROM t WHERE {predicate}").fetchone()[0], None
-    except Exception as e:  # Spark SQL DuckDB cannot parse is not a finding
+        return sql.count_matching(tbl, predicate), None
+    except Exception as e:  # SQL DuckDB cannot parse or bind is not a finding here
         return None, f"{type(e).__name__}: {e}"
-    finally:
-        con.close()
 
 
 def _constraints(md: dict) -> dict[str, str]:
@@ -625,7 +622,8 @@ def constraints_hold(ctx: Context) -> Iterator[Violation]:
                     if bad:
                         yield V("WRITER-010", f"{bad} rows violate the invariant on {col} ({e})", a.where)
             for col, e in generated.items():
-                bad, _ = _count_bad(tbl, f'NOT ("{col}" IS NOT DISTINCT FROM ({e}))')
+                quoted = "`" + col.replace("`", "``") + "`"
+                bad, _ = _count_bad(tbl, f"NOT ({quoted} <=> ({e}))")
                 if bad:
                     yield V("WRITER-016", f"{bad} rows where {col} differs from its generation expression {e}", a.where)
 

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from reference_impl.iceberg.types import Violation
-from reference_impl.iceberg.validate.registry import CHECK_FUNCTIONS, CHECKS, rid
+from reference_impl.common.validation import INTERNAL_RULE, Violation
+from reference_impl.iceberg.validate.registry import CHECK_FUNCTIONS, CHECKS, REGISTRY, rid
 from reference_impl.iceberg.validate import (  # noqa: F401  (importing registers the checks)
     checks_metadata,
     checks_history,
@@ -31,7 +31,6 @@ from reference_impl.iceberg.validate.context import Context, open_table
 __all__ = ["Violation", "validate_table", "CHECKS", "CHECK_FUNCTIONS", "RULES_CHECKED", "INTERNAL_RULE"]
 
 RULES_CHECKED: frozenset[str] = frozenset(CHECKS)
-INTERNAL_RULE = "LAKECONF-INTERNAL"
 
 # Structural findings that explain why a strict reader refused the same file (its own complaint is then redundant).
 EXPLAINS: frozenset[str] = frozenset(rid(r) for r in (
@@ -65,21 +64,4 @@ def validate_table(location: Any, *, metadata_location: str | None = None) -> li
 
 def run_checks(ctx: Context) -> list[Violation]:
     """Run every registered check over a context; blockers last, dropped where a structural finding explains them."""
-    out: list[Violation] = []
-    seen: set[Violation] = set()
-    explained: set[str] = set()
-    ordered = [fn for fn in CHECK_FUNCTIONS if not fn.blocker] + [fn for fn in CHECK_FUNCTIONS if fn.blocker]
-    for fn in ordered:
-        try:
-            found = list(fn(ctx))
-        except Exception as e:  # a crash in one check is our bug; report it and keep going
-            found = [Violation(rule=INTERNAL_RULE, message=f"check {fn.__name__} crashed: {type(e).__name__}: {e}", where="")]
-        for v in found:
-            if fn.blocker and _file_of(v.where) in explained:
-                continue
-            if v not in seen:
-                seen.add(v)
-                out.append(v)
-                if not fn.blocker and v.rule in EXPLAINS:
-                    explained.add(_file_of(v.where))
-    return out
+    return REGISTRY.run(ctx, explains=EXPLAINS, file_of=_file_of)

@@ -13,15 +13,13 @@ import zlib
 from dataclasses import dataclass, field
 from typing import Any
 
+from reference_impl.common import roaring
+
 MAGIC = b"PFA1"
 DV_MAGIC = bytes.fromhex("D1D33964")
 DV_TYPE = "deletion-vector-v1"
 CODECS = ("lz4", "zstd")
 BLOB_REQUIRED = ("type", "fields", "snapshot-id", "sequence-number", "offset", "length")
-# Roaring format cookies (RoaringFormatSpec): with run containers, and without.
-SERIAL_COOKIE = 12347
-SERIAL_COOKIE_NO_RUNCONTAINER = 12346
-NO_OFFSET_THRESHOLD = 4
 
 
 @dataclass(slots=True)
@@ -89,55 +87,6 @@ def read_footer(data: bytes) -> Footer:
     return out
 
 
-def roaring32_size(buf: bytes, pos: int) -> int:
-    """The byte length of one portable 32-bit Roaring bitmap starting at ``pos`` (ValueError when malformed)."""
-    def u16(p: int) -> int:
-        if p + 2 > len(buf):
-            raise ValueError("truncated bitmap")
-        return struct.unpack_from("<H", buf, p)[0]
-
-    def u32(p: int) -> int:
-        if p + 4 > len(buf):
-            raise ValueError("truncated bitmap")
-        return struct.unpack_from("<I", buf, p)[0]
-
-    start = pos
-    cookie = u32(pos)
-    runs: bytes = b""
-    if cookie & 0xFFFF == SERIAL_COOKIE:
-        n = (cookie >> 16) + 1
-        pos += 4
-        runs = buf[pos:pos + (n + 7) // 8]
-        pos += (n + 7) // 8
-        has_offsets = n >= NO_OFFSET_THRESHOLD
-    elif cookie == SERIAL_COOKIE_NO_RUNCONTAINER:
-        n = u32(pos + 4)
-        pos += 8
-        has_offsets = True
-    else:
-        raise ValueError(f"bad Roaring cookie {cookie}")
-    if n > 65536:
-        raise ValueError(f"{n} containers in one 32-bit bitmap")
-    cards = []
-    for i in range(n):
-        u16(pos + 4 * i)
-        cards.append(u16(pos + 4 * i + 2) + 1)
-    pos += 4 * n
-    if has_offsets:
-        pos += 4 * n
-    for i, card in enumerate(cards):
-        is_run = bool(runs) and bool(runs[i // 8] & (1 << (i % 8)))
-        if is_run:
-            pos += 2 + 4 * u16(pos)
-        elif card > 4096:
-            pos += 8192
-        else:
-            pos += 2 * card
-    if pos > len(buf):
-        raise ValueError("truncated bitmap")
-    return pos - start
-
-
 @dataclass(slots=True)
 class DV:
     """A decoded deletion vector blob: its cardinality and positions, or what is wrong with its bytes."""
@@ -163,32 +112,12 @@ def decode_dv(blob: bytes) -> DV:
     crc = struct.unpack(">I", blob[-4:])[0]
     if zlib.crc32(body) & 0xFFFFFFFF != crc:
         out.framing.append("CRC-32 of the magic and vector does not match")
-    vec = body[4:]
     try:
-        from pyroaring import BitMap
-
-        if len(vec) < 8:
-            raise ValueError("no bitmap count")
-        count = struct.unpack_from("<Q", vec, 0)[0]
-        pos, last, positions = 8, None, []
-        for _ in range(count):
-            if pos + 4 > len(vec):
-                raise ValueError("truncated key")
-            key = struct.unpack_from("<I", vec, pos)[0]
-            pos += 4
-            if last is not None and key <= last:
-                out.vector.append(f"bitmap keys are not ascending ({last} then {key})")
-            if key & 0x80000000:
-                out.vector.append(f"key {key} sets the most significant bit of a position")
-            last = key
-            size = roaring32_size(vec, pos)
-            bm = BitMap.deserialize(bytes(vec[pos:pos + size]))
-            pos += size
-            positions.extend((key << 32) | p for p in bm)
-        if pos != len(vec):
-            out.vector.append(f"{len(vec) - pos} bytes follow the last bitmap")
-        out.positions = positions
-        out.cardinality = len(positions)
-    except (ValueError, struct.error, OverflowError) as exc:
+        decoded = roaring.decode64(body[4:])
+    except roaring.RoaringError as exc:
         out.vector.append(f"vector is not a portable 64-bit Roaring bitmap: {exc}")
+        return out
+    out.vector.extend(decoded.problems)
+    out.positions = decoded.positions.tolist()
+    out.cardinality = len(out.positions)
     return out
