@@ -274,7 +274,7 @@ def cmd_engines(args: argparse.Namespace) -> int:
             rows.append({
                 "name": e.name, "version": e.version() if not reason else "-", "available": reason is None,
                 "reason": reason, "read": sorted(caps.read), "write": sorted(caps.write),
-                "unsupported": dict(caps.unsupported_reasons),
+                "unsupported": {f: dict(g) for f, g in caps.unsupported.items() if g},
             })
         except Exception as exc:  # noqa: BLE001
             rows.append({"name": e.name, "available": False, "reason": f"{type(exc).__name__}: {exc}"})
@@ -285,21 +285,22 @@ def cmd_engines(args: argparse.Namespace) -> int:
             state = "ok" if r.get("available") else f"unavailable ({r.get('reason')})"
             print(f"{r['name']:<22} {r.get('version', '-'):<32} read={','.join(r.get('read', []))} "
                   f"write={','.join(r.get('write', [])) or '-'} {state}")
-            for feature, why in r.get("unsupported", {}).items():
-                print(f"{'':<22}   unsupported {feature}: {why}")
+            for fmt, gaps in r.get("unsupported", {}).items():
+                for feature, why in gaps.items():
+                    print(f"{'':<22}   unsupported {fmt} {feature}: {why}")
     return EXIT_OK
 
 
-# format -> the benchmark module; each has ``main(argv) -> exit code`` parsing its own options.
-_BENCHES = {"delta": "conformance.bench", "iceberg": "conformance.bench_iceberg"}
+def _benches() -> dict[str, Any]:
+    """format -> its plugin, for every format with a benchmark (``main(argv) -> exit code``)."""
+    from conformance import formats
+
+    return {name: p for name, p in formats.all_formats().items() if p.bench}
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
-    import importlib
-
-    module = _BENCHES[args.bench_format]
     try:
-        bench = importlib.import_module(module)
+        bench = _benches()[args.bench_format].load("bench")
     except ImportError as exc:
         raise CliError("not available", f"the {args.bench_format} benchmark cannot be imported ({exc})") from None
     try:
@@ -313,20 +314,38 @@ def cmd_bench(args: argparse.Namespace) -> int:
 # ----------------------------------------------------------------------------------------------
 
 
+def _format_names() -> list[str]:
+    try:
+        from conformance import formats
+
+        return formats.names()
+    except Exception:  # noqa: BLE001 - --help must work even with a broken format package
+        return []
+
+
+def _version_docs() -> dict[str, str]:
+    try:
+        from conformance import formats
+
+        return {name: p.versions for name, p in formats.all_formats().items()}
+    except Exception:  # noqa: BLE001
+        return {}
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``lakeconf``."""
     p = _Parser(prog="lakeconf", description="Conformance kit for open table formats.")
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
     r = sub.add_parser("run", help="build every case, read it with every engine, write results and reports")
-    r.add_argument("--format", help="only cases of this format (delta, iceberg, paimon, hudi)")
+    r.add_argument("--format", help=f"only cases of this format ({', '.join(_format_names())})")
     r.add_argument("--engines", help="comma-separated engine names (default: all known except spark, which starts "
                                       "a JVM: name it, or set LAKECONF_SPARK=1; see `lakeconf engines`)")
     r.add_argument("--store", choices=("local", "minio", "s3"), default="local",
                    help="where tables are built: local disk, a MinIO started for the run, or an existing S3 "
                         "endpoint (LAKECONF_S3_BUCKET + AWS_*)")
     r.add_argument("--out", default="out", help="output directory (results.json, report.md, report.html)")
-    r.add_argument("--cases", help="comma-separated glob(s) on case ids, e.g. 'delta/checkpoint-*'")
+    r.add_argument("--cases", help="comma-separated glob(s) on case ids, e.g. '<format>/checkpoint-*'")
     r.add_argument("--engine-cmd", action="append", metavar="NAME=COMMAND", help="add a command-contract engine (repeatable)")
     r.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
     r.add_argument("--in-process", action="store_true",
@@ -348,7 +367,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     rd = sub.add_parser("read", help="read a table with the reference reader into a Parquet (or Arrow IPC) file")
     rd.add_argument("location", metavar="PATH_OR_URI")
-    rd.add_argument("--at", type=int, metavar="VERSION", help="table version (default: latest)")
+    rd.add_argument("--at", type=int, metavar="VERSION",
+                    help="table version (default: latest); per format: " + "; ".join(f"{n}: {v}" for n, v in _version_docs().items()))
     rd.add_argument("--out", required=True, metavar="FILE.parquet", help="output file (.arrow/.feather/.ipc: Arrow IPC)")
     rd.set_defaults(func=cmd_read)
 
@@ -374,8 +394,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     b = sub.add_parser("bench", help="benchmarks")
     bsub = b.add_subparsers(dest="bench_format", metavar="FORMAT", parser_class=_Parser)
-    for fmt, what in (("delta", "log replay and checkpoints vs deltalake"), ("iceberg", "scan planning vs pyiceberg")):
-        bd = bsub.add_parser(fmt, help=f"the {fmt} benchmark: {what}", add_help=False)
+    for fmt, plugin in _benches().items():
+        bd = bsub.add_parser(fmt, help=f"the {plugin.title} benchmark", add_help=False)
         bd.add_argument("bench_args", nargs=argparse.REMAINDER, help="the benchmark's own options (--help lists them)")
         bd.set_defaults(func=cmd_bench)
     return p
@@ -387,15 +407,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
         # argparse's REMAINDER cannot pass leading --options through a sub-command, so the
-        # benchmark's own options (``bench delta --files N``) are split off before parsing.
-        if argv[:1] == ["bench"] and argv[1:2] and argv[1] in _BENCHES and len(argv) > 2:
+        # benchmark's own options (``bench <format> --files N``) are split off before parsing.
+        if argv[:1] == ["bench"] and argv[1:2] and argv[1] in _benches() and len(argv) > 2:
             args = parser.parse_args(argv[:2])
             args.bench_args = argv[2:]
         else:
             args = parser.parse_args(argv)
         func = getattr(args, "func", None)
         if func is None:
-            missing = {"golden": "regenerate", "bench": "delta"}.get(getattr(args, "command", None) or "")
+            missing = {"golden": "regenerate", "bench": "FORMAT"}.get(getattr(args, "command", None) or "")
             raise CliError(
                 "usage error",
                 f"missing {'action ' + repr(missing) if missing else 'command'}",

@@ -15,7 +15,7 @@ import tempfile
 from dataclasses import dataclass, field
 from typing import Any
 
-from conformance.rules import FORMATS, all_rules, load_rules
+from conformance.rules import all_rules, catalog_formats, load_rules
 
 PROJECT_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -83,7 +83,7 @@ def compute(sources: Sources) -> dict[str, Any]:
                 checked.setdefault(rid, set()).add(origin)
     known = all_rules()
     formats = []
-    for fmt in FORMATS:
+    for fmt in catalog_formats():
         rules = load_rules(fmt)
         must = [r for r in rules if r.is_must]
         with_check = [r for r in rules if r.id in checked]

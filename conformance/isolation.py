@@ -1,30 +1,42 @@
-"""Engine isolation: each reader runs in its own worker process, so a crash or a hang costs one cell.
+"""Engine isolation: an engine runs in a worker process, so a crash or a hang costs one cell.
 
 Native engines (Rust, C++) can abort the process on a malformed table, and an exception handler
 cannot catch a segfault. With isolation on, the runner sends each cell to a long-lived worker
-per engine (spawned once, so imports are paid once); if the worker dies, the cell is an *error*
+per engine (started once, so imports are paid once); if the worker dies, the cell is an *error*
 naming the exit signal and the worker is restarted for the next cell; if it does not answer
 within the time limit, it is killed and the cell is an *error* saying so.
 
-A worker rebuilds its engine from a spec: a registry name (built-in, entry point or command
-engine) or ``module:Class`` for an importable class constructible without arguments.
+The same worker also hosts an engine that cannot live in this interpreter at all: a Spark line
+whose pyspark is not the one installed here runs in a Python of its own (``python=``), and
+``RemoteEngine`` forwards every call of the adapter interface to it.
+
+A worker rebuilds its engine from a spec: ``("name", n)`` (built-in, entry point or command
+engine), ``("class", "module:Qual")`` for an importable class constructible without arguments,
+or ``("class", "module:Qual", {kwargs})``. It is a child process started with ``python -m
+conformance.isolation FD`` and speaks pickled messages over an inherited socket (not stdout,
+which native code and JVMs write to).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import importlib
-import multiprocessing as mp
+import os
 import signal
-from typing import Any, Sequence
+import subprocess
+import sys
+import tempfile
+from multiprocessing import Pipe
+from multiprocessing.connection import Connection
+from typing import Any, Mapping, Sequence
 
-from conformance.engines.base import Engine
+from conformance.engines.base import Capabilities, Engine
 from conformance.model import Case, Expected, TableRef
 
 DEFAULT_TIMEOUT_S = 300.0
 
 
-def engine_spec(engine: Engine, commands: Sequence[str] = ()) -> tuple[str, str] | None:
+def engine_spec(engine: Engine, commands: Sequence[str] = ()) -> tuple | None:
     """How a worker can rebuild ``engine``: ("name", n) or ("class", "module:Qual"), or None."""
     from conformance.engines.registry import engine_factories
 
@@ -40,8 +52,8 @@ def engine_spec(engine: Engine, commands: Sequence[str] = ()) -> tuple[str, str]
     return None
 
 
-def _build(spec: tuple[str, str], commands: Sequence[str]) -> Engine:
-    kind, value = spec
+def _build(spec: tuple, commands: Sequence[str]) -> Engine:
+    kind, value = spec[0], spec[1]
     if kind == "name":
         from conformance.engines.registry import load_engines
 
@@ -50,35 +62,75 @@ def _build(spec: tuple[str, str], commands: Sequence[str]) -> Engine:
     obj: Any = importlib.import_module(module)
     for part in qual.split("."):
         obj = getattr(obj, part)
-    return obj()
+    kwargs = spec[2] if len(spec) > 2 else {}
+    return obj(**kwargs)
 
 
-def _serve(conn, spec: tuple[str, str], commands: Sequence[str]) -> None:
-    """Worker loop: receive (case, expected, table), answer check_cell's verdict."""
-    import os
+# ----------------------------------------------------------------------------------------------
+# The child
+# ----------------------------------------------------------------------------------------------
 
+
+def _raised(exc: BaseException) -> tuple:
+    """An exception as plain data (the kit's kinds keep their kind and feature)."""
+    return ("raise", type(exc).__name__, getattr(exc, "kind", None), str(exc), getattr(exc, "feature", None))
+
+
+def _serve(conn: Connection) -> None:
+    """Worker loop: build the engine, then answer ``check`` and ``call`` jobs until told to stop."""
     from conformance.runner import check_cell
 
+    spec, commands = conn.recv()
+    try:
+        engine = _build(spec, commands)
+    except BaseException as exc:  # noqa: BLE001 - the parent reports it
+        conn.send(_raised(exc))
+        return
+    conn.send(("ok", None))
+    try:
+        while True:
+            try:
+                job = conn.recv()
+            except EOFError:  # the parent went away
+                break
+            if job is None:
+                break
+            if job[0] == "check":
+                _, case, expected, table = job
+                try:
+                    answer = ("ok", check_cell(case, expected, engine, table))
+                except BaseException as exc:  # noqa: BLE001 - report, keep serving
+                    answer = ("ok", ("error", f"harness error in worker: {type(exc).__name__}: {exc}", ""))
+            else:
+                _, method, args, kwargs = job
+                try:
+                    answer = ("ok", getattr(engine, method)(*args, **kwargs))
+                except KeyboardInterrupt:
+                    raise
+                except BaseException as exc:  # noqa: BLE001 - the parent re-raises it
+                    answer = _raised(exc)
+            conn.send(answer)
+    finally:
+        engine.close()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m conformance.isolation FD``: serve one engine over the inherited socket FD."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    conn = Connection(int(argv[0]))
     if not os.environ.get("LAKECONF_DEBUG"):
-        # Native engines print to fds 1/2 directly (e.g. Daft's pipeline errors); the verdict
-        # carries the message, so their noise would only break the progress line.
+        # Native engines print to fds 1/2 directly (e.g. Daft's pipeline errors); verdicts carry
+        # the message, so their noise would only break the progress line.
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, 1)
         os.dup2(devnull, 2)
-    engine = _build(spec, commands)
-    try:
-        while True:
-            job = conn.recv()
-            if job is None:
-                break
-            case, expected, table = job
-            try:
-                verdict = check_cell(case, expected, engine, table)
-            except BaseException as exc:  # noqa: BLE001 - report, keep serving
-                verdict = ("error", f"harness error in worker: {type(exc).__name__}: {exc}", "")
-            conn.send(verdict)
-    finally:
-        engine.close()
+    _serve(conn)
+    return 0
+
+
+# ----------------------------------------------------------------------------------------------
+# The parent's side
+# ----------------------------------------------------------------------------------------------
 
 
 def _signal_name(code: int | None) -> str:
@@ -92,60 +144,232 @@ def _signal_name(code: int | None) -> str:
     return f"exit code {code}"
 
 
-class EngineWorker:
-    """One engine in a child process; ``check`` judges one cell there."""
+_SOURCE_DIR: str | None = None
 
-    def __init__(self, engine_name: str, spec: tuple[str, str], commands: Sequence[str] = (), timeout: float = DEFAULT_TIMEOUT_S) -> None:
+
+def source_path() -> str:
+    """A directory holding just this kit's two packages (symlinks), for a worker's PYTHONPATH.
+
+    A worker of another interpreter must import this very kit, but not this interpreter's other
+    packages (its pyspark, say): so the kit goes on the path alone.
+    """
+    global _SOURCE_DIR
+    if _SOURCE_DIR is None or not os.path.isdir(_SOURCE_DIR):
+        import conformance
+        import reference_impl
+
+        path = tempfile.mkdtemp(prefix="lakeconf-src-")
+        for module in (conformance, reference_impl):
+            package_dir = os.path.dirname(os.path.abspath(module.__file__))
+            os.symlink(package_dir, os.path.join(path, os.path.basename(package_dir)))
+        _SOURCE_DIR = path
+    return _SOURCE_DIR
+
+
+class WorkerDied(Exception):
+    """The worker crashed or timed out (the message says which)."""
+
+
+class RemoteError(Exception):
+    """An exception the engine raised in the worker that is none of the kit's kinds."""
+
+    def __init__(self, type_name: str, message: str) -> None:
+        super().__init__(message)
+        self.type_name = type_name
+
+    def __str__(self) -> str:
+        return f"{self.type_name}: {self.args[0]}"
+
+
+def _reraise(answer: tuple) -> None:
+    from reference_impl.errors import Internal, InvalidTable, LakeconfError, Unsupported
+
+    _, type_name, kind, message, feature = answer
+    cls = {"invalid_table": InvalidTable, "unsupported": Unsupported, "internal": Internal}.get(kind)
+    if cls is Unsupported:
+        raise Unsupported(message, feature=feature)
+    if cls is not None:
+        raise cls(message)
+    if kind is not None:
+        raise LakeconfError(message)
+    raise RemoteError(type_name, message)
+
+
+class Worker:
+    """One engine in a child process; ``check`` judges one cell there, ``call`` runs one method."""
+
+    def __init__(self, engine_name: str, spec: tuple, commands: Sequence[str] = (), timeout: float = DEFAULT_TIMEOUT_S,
+                 *, python: str | None = None, env: Mapping[str, str] | None = None) -> None:
         self.engine_name = engine_name
         self.spec = spec
         self.commands = tuple(commands)
         self.timeout = timeout
-        self._ctx = mp.get_context("spawn")  # fork would copy engine threads' locks mid-flight
-        self._proc = None
-        self._conn = None
+        self.python = python or sys.executable
+        self.env = dict(env or {})
+        self._proc: subprocess.Popen | None = None
+        self._conn: Connection | None = None
 
     def _start(self) -> None:
-        parent, child = self._ctx.Pipe()
-        proc = self._ctx.Process(target=_serve, args=(child, self.spec, self.commands), daemon=True,
-                                 name=f"lakeconf-{self.engine_name}")
-        proc.start()
+        parent, child = Pipe(duplex=True)
+        env = {**os.environ, **self.env}
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (source_path(), env.get("PYTHONPATH", "")) if p)
+        proc = subprocess.Popen(
+            [self.python, "-m", "conformance.isolation", str(child.fileno())],
+            pass_fds=(child.fileno(),), env=env, stdin=subprocess.DEVNULL,
+        )
         child.close()
         self._proc, self._conn = proc, parent
+        parent.send((self.spec, self.commands))
+        status = self._receive(120.0)
+        if status[0] != "ok":
+            self._stop(kill=True)
+            _reraise(status)
+
+    def _receive(self, timeout: float) -> tuple:
+        assert self._conn is not None and self._proc is not None
+        try:
+            if self._conn.poll(timeout):
+                return self._conn.recv()
+        except (EOFError, OSError):
+            # The socket closed: the worker is dying; let it be reaped so its exit status is known.
+            try:
+                self._proc.wait(10)
+            except subprocess.TimeoutExpired:
+                pass
+        alive = self._proc.poll() is None
+        code = None if alive else self._proc.returncode
+        self._stop(kill=True)
+        if alive:
+            raise WorkerDied(f"{self.engine_name} did not answer within {timeout:.0f}s (killed)")
+        raise WorkerDied(f"{self.engine_name} crashed ({_signal_name(code)}) while working")
+
+    def _send(self, job: tuple, timeout: float | None) -> Any:
+        if self._proc is None or self._proc.poll() is not None:
+            self._start()
+        assert self._conn is not None
+        try:
+            self._conn.send(job)
+        except (OSError, BrokenPipeError):
+            pass  # _receive reports how the worker died
+        answer = self._receive(timeout or self.timeout)
+        if answer[0] == "raise":
+            _reraise(answer)
+        return answer[1]
+
+    def call(self, method: str, *args: Any, timeout: float | None = None, **kwargs: Any) -> Any:
+        """``engine.<method>(*args, **kwargs)`` in the worker; its exception re-raised here."""
+        return self._send(("call", method, args, kwargs), timeout)
+
+    def check(self, case: Case, expected: Expected, table: TableRef) -> tuple[str, str, str]:
+        """check_cell in the worker; a crash or a time-out becomes an *error* verdict."""
+        # Build steps may hold lambdas (Raw); the reader needs none of them.
+        light = dataclasses.replace(case, steps=())
+        try:
+            return self._send(("check", light, expected, table), None)
+        except WorkerDied as exc:
+            message = str(exc).replace("while working", "while reading")
+            return "error", message, ""
 
     def _stop(self, kill: bool = False) -> None:
         if self._proc is None:
             return
         try:
-            if not kill and self._proc.is_alive():
+            if not kill and self._proc.poll() is None and self._conn is not None:
                 self._conn.send(None)
-                self._proc.join(5)
-        except (OSError, EOFError, BrokenPipeError):
+                self._proc.wait(10)
+        except (OSError, EOFError, BrokenPipeError, subprocess.TimeoutExpired):
             pass
-        if self._proc.is_alive():
+        if self._proc.poll() is None:
             self._proc.kill()
-            self._proc.join(5)
-        self._conn.close()
+            try:
+                self._proc.wait(5)
+            except subprocess.TimeoutExpired:
+                pass
+        if self._conn is not None:
+            self._conn.close()
         self._proc, self._conn = None, None
-
-    def check(self, case: Case, expected: Expected, table: TableRef) -> tuple[str, str, str]:
-        """check_cell in the worker; a crash or a time-out becomes an *error* verdict."""
-        if self._proc is None or not self._proc.is_alive():
-            self._start()
-        # Build steps may hold lambdas (Raw); the reader needs none of them.
-        light = dataclasses.replace(case, steps=())
-        try:
-            self._conn.send((light, expected, table))
-            if self._conn.poll(self.timeout):
-                return self._conn.recv()
-        except (EOFError, OSError, BrokenPipeError):
-            self._proc.join(5)  # the pipe closed: the worker is dying; let it be reaped
-        alive = self._proc.is_alive()
-        code = None if alive else self._proc.exitcode
-        self._stop(kill=True)
-        if alive:
-            return "error", f"{self.engine_name} did not answer within {self.timeout:.0f}s (killed)", ""
-        return "error", f"{self.engine_name} crashed ({_signal_name(code)}) while reading", ""
 
     def close(self) -> None:
         """Stop the worker."""
         self._stop()
+
+
+# The name the runner has always used for a reading worker.
+EngineWorker = Worker
+
+
+class RemoteEngine(Engine):
+    """An engine that lives in a worker (another interpreter): every adapter call is forwarded.
+
+    The harness treats it as in-process (it manages its own worker); ``unavailable`` is the reason
+    to give when the worker cannot be had at all (no interpreter set up).
+    """
+
+    in_process = True
+
+    def __init__(self, name: str, spec: tuple, *, python: str | None, unavailable: str | None = None,
+                 timeout: float = 1800.0) -> None:
+        self.name = name
+        self._spec = spec
+        self._python = python
+        self._unavailable = unavailable
+        self._timeout = timeout
+        self._worker: Worker | None = None
+        self._cache: dict[str, Any] = {}
+
+    def _w(self) -> Worker:
+        if self._worker is None:
+            self._worker = Worker(self.name, self._spec, timeout=self._timeout, python=self._python)
+        return self._worker
+
+    def _cached(self, method: str) -> Any:
+        if method not in self._cache:
+            self._cache[method] = self._w().call(method)
+        return self._cache[method]
+
+    def available(self) -> str | None:
+        if self._unavailable:
+            return self._unavailable
+        try:
+            return self._cached("available")
+        except Exception as exc:  # noqa: BLE001 - a worker that cannot start makes the engine unavailable
+            return f"its worker ({self._python}) failed: {exc}"
+
+    def version(self) -> str:
+        if self._unavailable:
+            return "not set up"
+        return self._cached("version")
+
+    def capabilities(self) -> Capabilities:
+        if self._unavailable:
+            return Capabilities()
+        return self._cached("capabilities")
+
+    def start(self) -> None:
+        self._w().call("start")
+
+    def read(self, table, *, at=None, timestamp=None, ref=None, columns=None):
+        kw = {"ref": ref} if ref is not None else {}
+        return self._w().call("read", table, at=at, timestamp=timestamp, columns=columns, **kw)
+
+    def describe(self, table, *, at=None, timestamp=None, ref=None):
+        kw = {"ref": ref} if ref is not None else {}
+        return self._w().call("describe", table, at=at, timestamp=timestamp, **kw)
+
+    def write(self, table, steps) -> None:
+        self._w().call("write", table, list(steps))
+
+    def log_mark(self) -> Any:
+        return self._w().call("log_mark") if self._worker is not None else None
+
+    def log_since(self, mark: Any) -> str:
+        return self._w().call("log_since", mark) if self._worker is not None else ""
+
+    def close(self) -> None:
+        if self._worker is not None:
+            self._worker.close()
+            self._worker = None
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -3,8 +3,8 @@
 A *case* is a table with known content: a list of writer-neutral *steps* that build it and the
 *expected* outcome at each version (rows, metadata, or an error of a named kind). A writer engine
 turns the steps into a real table; a reader engine reads it back; the harness compares. Nothing
-here knows about Delta, Iceberg, Paimon or Hudi: format specifics live in the steps' payloads,
-the engines and the reference implementation.
+here knows a format: format specifics live in the steps' payloads, in steps a format package
+defines for itself (subclasses of ``Step``), in the engines and in the reference implementation.
 """
 
 from __future__ import annotations
@@ -31,9 +31,8 @@ class Step:
 
 
 # A partition expression names a column and, optionally, the transform that derives the
-# partition value from it. Plain column names are what Delta (and Hive-style layouts) know; the
-# transforms are Iceberg's, written the way Spark's DDL writes them. A writer that cannot honour a
-# transform raises ``Unsupported``.
+# partition value from it, written the way Spark's DDL writes them. Plain column names are what
+# Hive-style layouts know. A writer that cannot honour a transform raises ``Unsupported``.
 PARTITION_TRANSFORMS = ("identity", "bucket", "truncate", "year", "month", "day", "hour", "void")
 _PARTITION_EXPR = re.compile(r"^\s*(?:(\w+)\s*\(\s*(?:(-?\d+)\s*,\s*)?([^(),\s]+)\s*\)|([^(),\s]+))\s*$")
 
@@ -61,20 +60,18 @@ def parse_partition_expr(text: str) -> tuple[str, str, int | None]:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Create(Step):
-    """Create the table: Arrow schema, partitioning, table properties, table features.
+    """Create the table: Arrow schema, partitioning, table properties, format features.
 
     ``partition_by`` holds partition expressions (``parse_partition_expr``): column names, or
     transforms of columns such as ``"day(ts)"``. ``features`` names format features to enable at
-    creation (for Delta the table-feature names of the spec, e.g. ``deletionVectors``);
-    ``protocol`` pins explicit versions (Delta: (minReader, minWriter)) when a case is about a
-    legacy protocol. Iceberg takes its format version from ``properties["format-version"]``.
+    creation, in the format's own spelling. Versions of the format itself (a protocol, a format
+    version) are table properties, spelled as the format's writers take them.
     """
 
     schema: pa.Schema
     partition_by: tuple[str, ...] = ()
     properties: Mapping[str, str] = field(default_factory=dict)
     features: tuple[str, ...] = ()
-    protocol: tuple[int, int] | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -142,7 +139,7 @@ class AddColumn(Step):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RenameColumn(Step):
-    """Rename a top-level column (needs column mapping in Delta)."""
+    """Rename a top-level column (some formats need a table feature for it)."""
 
     old: str
     new: str
@@ -150,14 +147,14 @@ class RenameColumn(Step):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class DropColumn(Step):
-    """Drop a top-level column (needs column mapping in Delta)."""
+    """Drop a top-level column (some formats need a table feature for it)."""
 
     name: str
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ChangeColumnType(Step):
-    """Change a top-level column's type (Iceberg type promotion, Delta type widening)."""
+    """Change a top-level column's type (type promotion, or widening)."""
 
     name: str
     type: pa.DataType
@@ -199,20 +196,6 @@ class ExpireSnapshots(Step):
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Optimize(Step):
     """Compact the live files into one (a dataChange=false rewrite)."""
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Checkpoint(Step):
-    """Write a checkpoint of the current version.
-
-    ``kind``: ``classic`` (single file), ``multipart`` (``parts`` files) or ``v2`` (UUID-named,
-    with ``sidecars`` sidecar files). ``stats``: which stats columns to write.
-    """
-
-    kind: Literal["classic", "multipart", "v2"] = "classic"
-    parts: int = 1
-    sidecars: int = 0
-    stats: tuple[Literal["json", "struct"], ...] = ("json",)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -1,4 +1,7 @@
-"""The rule catalogs (conformance/rules/<format>.md) as data: id, rule, section, binds, strength.
+"""The rule catalogs as data: id, rule, section, binds, strength.
+
+A catalog is ``conformance/rules/<format>.md`` (the catalogs of the specs the kit covers, also of
+formats whose packages have not landed yet) or the catalog a format plugin names.
 
 Each catalog is Markdown with one or more tables whose header row starts with ``ID``; the other
 columns are found by their header names, which differ a little between catalogs
@@ -14,7 +17,6 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 RULES_DIR = os.path.join(os.path.dirname(__file__), "rules")
-FORMATS = ("delta", "iceberg", "paimon", "hudi")
 
 # header name (lower-cased, trimmed) -> field
 _COLUMNS = {
@@ -94,10 +96,29 @@ def parse_catalog(text: str, fmt: str) -> list[Rule]:
 
 
 @lru_cache(maxsize=None)
+def catalogs() -> dict[str, str]:
+    """format -> catalog path: the built-in catalogs, then those the format plugins name."""
+    from conformance import formats
+
+    out = {}
+    for name in sorted(os.listdir(RULES_DIR)):
+        if name.endswith(".md") and name != "README.md":
+            out[name[: -len(".md")]] = os.path.join(RULES_DIR, name)
+    for fmt, plugin in formats.all_formats().items():
+        out[fmt] = str(plugin.catalog_path())
+    return out
+
+
+def catalog_formats() -> list[str]:
+    """The formats that have a rule catalog."""
+    return list(catalogs())
+
+
+@lru_cache(maxsize=None)
 def load_rules(fmt: str) -> tuple[Rule, ...]:
     """The catalog of one format (empty if it has none)."""
-    path = os.path.join(RULES_DIR, f"{fmt}.md")
-    if not os.path.exists(path):
+    path = catalogs().get(fmt)
+    if path is None or not os.path.exists(path):
         return ()
     with open(path, encoding="utf-8") as fh:
         return tuple(parse_catalog(fh.read(), fmt))
@@ -106,7 +127,7 @@ def load_rules(fmt: str) -> tuple[Rule, ...]:
 def all_rules() -> dict[str, Rule]:
     """Every catalogued rule of every format by id (ids are unique across catalogs)."""
     out: dict[str, Rule] = {}
-    for fmt in FORMATS:
+    for fmt in catalogs():
         for rule in load_rules(fmt):
             out.setdefault(rule.id, rule)
     return out

@@ -14,7 +14,7 @@ the expected result. Each (case, writer, reader, version) cell gets one status:
 * ``skip``        the engine is not usable here (not installed), or no selected writer builds it.
 
 Each non-pass cell carries its explanation when one is known (results.json key ``finding``): a
-registered engine finding from ``conformance.findings``, a capability the engine declares it
+registered engine finding (``conformance.findings``), a capability the engine declares it
 lacks, or a table the writer cannot build. A fail, error or undeclared unsupported cell without
 one is *unexplained*: the report flags it as new.
 
@@ -143,29 +143,49 @@ def _is_unsupported(exc: BaseException) -> bool:
     return getattr(exc, "kind", None) == "unsupported"
 
 
-# Metadata keys whose expected value lists only what must be present (the engine may report more):
-# table properties and supported features. Every other key is compared exactly.
-SUBSET_KEYS = frozenset({"configuration", "properties", "features"})
+def _comparison(fmt: str, key: str) -> str:
+    """How the format compares fact ``key`` (``exact`` for a format the registry does not know)."""
+    from conformance import formats
+
+    try:
+        return formats.get(fmt).comparison(key)
+    except KeyError:
+        return "exact"
 
 
-def _metadata_mismatches(expected: Mapping[str, Any], actual: Mapping[str, Any]) -> list[str]:
-    """Keys of ``expected`` whose values ``actual`` contradicts (keys ``actual`` lacks are not checked)."""
+def _metadata_mismatches(expected: Mapping[str, Any], actual: Mapping[str, Any], fmt: str = "") -> list[str]:
+    """Keys of ``expected`` whose values ``actual`` contradicts (keys ``actual`` lacks are not checked).
+
+    Each key is compared as the format declares (``FormatPlugin.metadata_keys``): ``subset`` (the
+    expectation lists what must be present: a map's entries, a list's items), ``unordered``
+    (equal in any order) or ``exact``.
+    """
     out = []
     for key, want in expected.items():
         if key not in actual:
             continue
         got = actual[key]
-        if key in SUBSET_KEYS and isinstance(want, Mapping) and isinstance(got, Mapping):
+        how = _comparison(fmt, key)
+        if how == "subset" and isinstance(want, Mapping) and isinstance(got, Mapping):
             wrong = {k: got.get(k) for k, v in want.items() if k not in got or str(got[k]) != str(v)}
             if wrong:
                 out.append(f"{key}: {wrong!r}, expected {dict(want)!r}")
-        elif key in SUBSET_KEYS and isinstance(want, (list, tuple, set, frozenset)) and isinstance(got, (list, tuple, set, frozenset)):
+        elif how == "subset" and isinstance(want, (list, tuple, set, frozenset)) and isinstance(got, (list, tuple, set, frozenset)):
             absent = sorted(set(want) - set(got))
             if absent:
                 out.append(f"{key}: lacks {absent} (has {sorted(got)})")
+        elif how == "unordered" and isinstance(want, (list, tuple)) and isinstance(got, (list, tuple)):
+            if sorted(map(_canonical_text, want)) != sorted(map(_canonical_text, got)):
+                out.append(f"{key}: {got!r}, expected (in any order) {want!r}")
         elif _norm_meta(want) != _norm_meta(got):
             out.append(f"{key}: {got!r}, expected {want!r}")
     return out
+
+
+def _canonical_text(value: Any) -> str:
+    import json
+
+    return json.dumps(value, sort_keys=True, default=str)
 
 
 def _norm_meta(value: Any) -> Any:
@@ -190,7 +210,7 @@ def capability_gap(case: Case, expected: Expected, reader: Engine) -> str | None
     missing = list(dict.fromkeys(caps.missing_read_features(case.format, needed)))
     if not missing:
         return None
-    reasons = "; ".join(f"{f}: {caps.reason(f)}" for f in missing)
+    reasons = "; ".join(f"{f}: {caps.reason(case.format, f)}" for f in missing)
     return _short(f"needs {', '.join(missing)} ({reasons})")
 
 
@@ -269,7 +289,7 @@ def check_cell(case: Case, expected: Expected, reader: Engine, table: TableRef) 
         if facts is None:
             note = "metadata not checked: the engine cannot describe tables"
             return "pass", note, ""
-        wrong = _metadata_mismatches(expected.metadata, facts)
+        wrong = _metadata_mismatches(expected.metadata, facts, case.format)
         if wrong:
             return "fail", _short("metadata: " + "; ".join(wrong)), "\n".join(wrong)
     return "pass", "", ""
@@ -296,7 +316,7 @@ def _engine_entry(engine: Engine, reason: str | None) -> dict[str, Any]:
     try:
         roles = engine.roles()
         caps = engine.capabilities()
-        unsupported = dict(caps.unsupported_reasons)
+        unsupported = {f: dict(g) for f, g in caps.unsupported.items() if g}
         formats = sorted(caps.read | caps.write)
     except Exception as exc:  # noqa: BLE001
         roles, unsupported, formats = [], {}, []

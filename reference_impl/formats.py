@@ -1,22 +1,29 @@
 """Which table format lives at a location, and where the reference keeps each format's entry points.
 
-The command line and the harness ask this table instead of knowing formats themselves: a format
-is recognised by a file its spec requires (Delta: a commit or checkpoint under ``_delta_log/``;
-Iceberg: a metadata file under ``metadata/``), and reached through the reader and validator named
-here. A new format adds one entry.
+Each format package declares itself (``FORMAT = Format(...)`` in ``reference_impl/<format>/__init__.py``):
+the directory its spec puts the table's metadata in, the file endings that mark it there, and its
+reader and validator. The command line and the harness ask this table instead of knowing formats
+themselves. Formats of other packages join through the entry-point group ``lakeconf.formats``
+(an object with a ``reference_format`` of ``"module:attribute"``) or ``register``.
 """
 
 from __future__ import annotations
 
 import importlib
+import pkgutil
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Callable
 
 from reference_impl.errors import InvalidTable, Unsupported
 
+ENTRY_POINT_GROUP = "lakeconf.formats"
+
 
 @dataclass(frozen=True, slots=True)
 class Format:
+    """How the reference recognises, reads and validates one format."""
+
     name: str
     directory: str  # the directory the spec puts the table's metadata in
     suffixes: tuple[str, ...]  # a file ending so in that directory marks the format
@@ -24,35 +31,78 @@ class Format:
     validator: str  # "module:function" -> validate_table(storage) -> list of violations
 
     def load(self, which: str) -> Callable[..., Any]:
+        """The reader or validator function."""
         module, _, name = getattr(self, which).partition(":")
         return getattr(importlib.import_module(module), name)
 
 
-FORMATS: tuple[Format, ...] = (
-    Format("delta", "_delta_log", (".json", ".checkpoint.parquet", ".parquet"),
-           "reference_impl.delta.table:read_table", "reference_impl.delta.validate:validate_table"),
-    Format("iceberg", "metadata", (".metadata.json", ".metadata.json.gz", ".gz.metadata.json", "version-hint.text"),
-           "reference_impl.iceberg.table:read_table", "reference_impl.iceberg.validate:validate_table"),
-)
+def _resolve(spec: str) -> Any:
+    module, _, attr = spec.partition(":")
+    return getattr(importlib.import_module(module), attr)
+
+
+_extra: list[Format] = []
+
+
+@lru_cache(maxsize=None)
+def _all() -> tuple[Format, ...]:
+    found: list[Format] = []
+    package = importlib.import_module("reference_impl")
+    for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda i: i.name):
+        if info.ispkg:
+            declared = getattr(importlib.import_module(f"reference_impl.{info.name}"), "FORMAT", None)
+            if isinstance(declared, Format):
+                found.append(declared)
+    from importlib import metadata
+
+    for ep in metadata.entry_points(group=ENTRY_POINT_GROUP):
+        spec = getattr(ep.load(), "reference_format", None)
+        if isinstance(spec, str):
+            declared = _resolve(spec)
+            if isinstance(declared, Format):
+                found.append(declared)
+    found.extend(_extra)
+    unique: dict[str, Format] = {}
+    for f in found:
+        unique.setdefault(f.name, f)
+    return tuple(unique.values())
+
+
+def all_formats() -> tuple[Format, ...]:
+    """Every format the reference implements."""
+    return _all()
+
+
+def register(fmt: Format) -> None:
+    """Add a format at run time; ``unregister`` takes it back."""
+    _extra.append(fmt)
+    _all.cache_clear()
+
+
+def unregister(fmt: Format) -> None:
+    """Remove a format added with ``register``."""
+    _extra.remove(fmt)
+    _all.cache_clear()
 
 
 def get(name: str) -> Format:
-    for f in FORMATS:
+    """The format called ``name``; ``Unsupported`` naming the known ones otherwise."""
+    for f in _all():
         if f.name == name:
             return f
-    raise Unsupported(f"unknown table format {name!r} (known: {', '.join(f.name for f in FORMATS)})")
+    raise Unsupported(f"unknown table format {name!r} (known: {', '.join(f.name for f in _all())})")
 
 
 def detect(storage: Any) -> str:
     """The one format whose metadata directory holds a marker file; InvalidTable if none or several."""
     found = []
-    for f in FORMATS:
+    for f in _all():
         names = storage.list(f.directory)
         if any(info.path.endswith(f.suffixes) for info in names):
             found.append(f.name)
     if len(found) == 1:
         return found[0]
     if not found:
-        wanted = "; ".join(f"{f.name}: {f.directory}/*{f.suffixes[0]}" for f in FORMATS)
+        wanted = "; ".join(f"{f.name}: {f.directory}/*{f.suffixes[0]}" for f in _all())
         raise InvalidTable(f"no table format recognised (looked for {wanted})")
     raise InvalidTable(f"the location holds metadata of several formats ({', '.join(found)}); point at one table")

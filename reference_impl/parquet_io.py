@@ -19,7 +19,7 @@ import pyarrow.parquet as pq
 
 def open_parquet(data: bytes) -> pq.ParquetFile:
     """A ParquetFile over in-memory bytes (footer, schema and metadata available)."""
-    # Delta timestamps are microseconds; INT96 (Spark's default timestamp encoding) read as pyarrow's
+    # Table formats keep timestamps in microseconds; INT96 (Spark's default timestamp encoding) read as pyarrow's
     # default nanoseconds overflows outside 1677..2262 and silently wraps years 0001 and 9999.
     return pq.ParquetFile(io.BytesIO(data), pre_buffer=False, coerce_int96_timestamp_unit="us")
 

@@ -1,26 +1,21 @@
 """The case registry: every case of every format, checked once when first loaded.
 
 A case is accounted for here or nowhere: the runner, the golden regeneration and the suites all
-ask ``all_cases``. Loading checks what would otherwise fail late and obscurely: ids are unique
-and well formed (``<format>/<slug>``), every rule id a case cites exists in the format's catalog
-(``conformance/rules/<format>.md``), and every case declares at least one expectation.
+ask ``all_cases``. Each format's cases come from its plugin (``conformance.formats``). Loading
+checks what would otherwise fail late and obscurely: ids are unique and well formed
+(``<format>/<slug>``), every rule id a case cites exists in the format's catalog, and every case
+declares at least one expectation.
 """
 
 from __future__ import annotations
 
 import re
 from functools import lru_cache
-from pathlib import Path
 
 from conformance.model import Case
 
-RULES_DIR = Path(__file__).resolve().parents[1] / "rules"
 _RULE_ROW = re.compile(r"^\|\s*([A-Z]+-[A-Z0-9]+-\d{3})\s*\|", re.MULTILINE)
 _ID = re.compile(r"^[a-z0-9]+/[a-z0-9][a-z0-9-]*$")
-
-# format -> module holding ``cases()``; a new format adds one line.
-_SOURCES = {"delta": "conformance.cases.delta", "iceberg": "conformance.cases.iceberg"}
-
 
 class RegistryError(Exception):
     """The corpus itself is inconsistent (a bug in the case definitions)."""
@@ -28,8 +23,13 @@ class RegistryError(Exception):
 
 @lru_cache(maxsize=None)
 def rule_ids(fmt: str) -> frozenset[str]:
-    """Rule ids catalogued for ``fmt`` in ``conformance/rules/<fmt>.md``."""
-    path = RULES_DIR / f"{fmt}.md"
+    """Rule ids catalogued for ``fmt`` (its plugin's rule catalog)."""
+    from conformance import formats
+
+    try:
+        path = formats.get(fmt).catalog_path()
+    except KeyError:
+        return frozenset()
     if not path.exists():
         return frozenset()
     return frozenset(_RULE_ROW.findall(path.read_text(encoding="utf-8")))
@@ -49,7 +49,7 @@ def _check(cases: list[Case]) -> None:
         known = rule_ids(c.format)
         for r in c.rules:
             if r not in known:
-                problems.append(f"{c.id}: rule {r} is not in conformance/rules/{c.format}.md")
+                problems.append(f"{c.id}: rule {r} is not in the {c.format} rule catalog")
         if not c.expected:
             problems.append(f"{c.id}: declares no expectation")
         for e in c.expected:
@@ -63,18 +63,18 @@ def _check(cases: list[Case]) -> None:
 
 @lru_cache(maxsize=None)
 def _load() -> tuple[Case, ...]:
-    import importlib
+    from conformance import formats as registry
 
     out: list[Case] = []
-    for module in _SOURCES.values():
-        out.extend(importlib.import_module(module).cases())
+    for plugin in registry.all_formats().values():
+        out.extend(plugin.all_cases())
     _check(out)
     return tuple(out)
 
 
 def formats() -> list[str]:
     """Formats that have a corpus."""
-    return sorted(_SOURCES)
+    return sorted({c.format for c in _load()})
 
 
 def all_cases(format: str | None = None) -> list[Case]:  # noqa: A002 - the contract's name

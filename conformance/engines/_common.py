@@ -63,11 +63,11 @@ def s3_config(table: TableRef):
 
 
 def s3_options(options: Mapping[str, str]) -> dict[str, str]:
-    """delta-rs storage options for a table's options (one spelling, from conformance.storage.s3_options)."""
-    from conformance.storage.s3_options import config_from_options, delta_rs_options
+    """object_store storage options for a table's options (one spelling, from conformance.storage.s3_options)."""
+    from conformance.storage.s3_options import config_from_options, object_store_options
 
     cfg = config_from_options(options)
-    return delta_rs_options(cfg) if cfg is not None else {}
+    return object_store_options(cfg) if cfg is not None else {}
 
 
 def project_version() -> str:

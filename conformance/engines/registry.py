@@ -15,14 +15,15 @@ Vendors plug in without forking the kit, in one of two ways.
    ``lakeconf run --engine-cmd NAME='COMMAND ARGS'`` (repeatable) or the environment variable
    ``LAKECONF_ENGINE_CMDS='name1=command one;name2=command two'``. The kit runs::
 
-       COMMAND ARGS read --format FORMAT --uri URI --out FILE [--version N] [--timestamp ISO]
+       COMMAND ARGS read --format FORMAT --uri URI --out FILE [--version N] [--timestamp ISO] [--ref NAME]
 
    and the program writes the table's logical rows to FILE as Parquet or Arrow IPC (file or
    stream format; detected by content). Exit 0 = rows written; exit 3 = the table needs a
    feature the engine does not support (first line of stderr = the reason; reported as
    *unsupported*); any other exit = an error (the end of stderr is the message). Optional:
    ``COMMAND ARGS version`` prints a version string; ``COMMAND ARGS capabilities`` prints JSON
-   ``{"read": ["delta"], "unsupported": {"deletionVectors": "why"}}``. Object-store
+   ``{"read": ["myformat"], "unsupported": {"myformat": {"someFeature": "why"}}}`` (gaps per format;
+   a flat ``{"feature": "why"}`` map applies to every format it reads). Object-store
    credentials reach the program only through its environment (``AWS_ENDPOINT_URL``,
    ``AWS_ACCESS_KEY_ID``, ...), never on its command line.
 """
@@ -35,7 +36,7 @@ import shlex
 import subprocess
 import tempfile
 from importlib import metadata as _metadata
-from typing import Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import pyarrow as pa
 
@@ -52,71 +53,70 @@ class EngineConfigError(Exception):
     """An engine name or specification the user gave cannot be used (a usage error)."""
 
 
+# Engines of no one format (each format adds its driver for them); imported lazily so one broken
+# engine cannot hide the others.
+_GENERIC: dict[str, str] = {
+    "reference": "conformance.engines.reference:ReferenceEngine",
+    "duckdb": "conformance.engines.duckdb:DuckDBEngine",
+    "polars": "conformance.engines.polars:PolarsEngine",
+    "daft": "conformance.engines.daft:DaftEngine",
+}
+
+
+def _spark_lines() -> dict[str, Callable[[], Engine]]:
+    """One engine per pinned Spark line (``spark``, ``spark-3.5``)."""
+    from conformance.engines.spark import lines
+
+    def make(line: str) -> Callable[[], Engine]:
+        def build() -> Engine:
+            from conformance.engines.spark import engine
+
+            return engine(line)
+
+        return build
+
+    return {spark_line.engine: make(name) for name, spark_line in lines.LINES.items()}
+
+
+def _factory(spec: str) -> Callable[[], Engine]:
+    def make() -> Engine:
+        import importlib
+
+        module, _, attr = spec.partition(":")
+        return getattr(importlib.import_module(module), attr)()
+
+    return make
+
+
 def _builtin() -> dict[str, Callable[[], Engine]]:
-    """Built-in adapters by name; imported lazily so one broken engine cannot hide the others."""
+    """Built-in adapters by name: the reference, each format's own engines, then the multi-format ones."""
+    from conformance import formats
 
-    def ref() -> Engine:
-        from conformance.engines.reference import ReferenceEngine
-
-        return ReferenceEngine()
-
-    def dl() -> Engine:
-        from conformance.engines.deltalake_engine import DeltalakeEngine
-
-        return DeltalakeEngine()
-
-    def dl_df() -> Engine:
-        from conformance.engines.deltalake_engine import DeltalakeDataFusionEngine
-
-        return DeltalakeDataFusionEngine()
-
-    def duck() -> Engine:
-        from conformance.engines.duckdb_engine import DuckDBEngine
-
-        return DuckDBEngine()
-
-    def pol() -> Engine:
-        from conformance.engines.polars_engine import PolarsEngine
-
-        return PolarsEngine()
-
-    def daft() -> Engine:
-        from conformance.engines.daft_engine import DaftEngine
-
-        return DaftEngine()
-
-    def spark() -> Engine:
-        from conformance.engines.spark_engine import SparkEngine
-
-        return SparkEngine()
-
-    def pyiceberg() -> Engine:
-        from conformance.engines.pyiceberg_engine import PyIcebergEngine
-
-        return PyIcebergEngine()
-
-    def pyiceberg_core() -> Engine:
-        from conformance.engines.pyiceberg_core_engine import PyIcebergCoreEngine
-
-        return PyIcebergCoreEngine()
-
-    return {
-        "reference": ref,
-        "deltalake": dl,
-        "deltalake-datafusion": dl_df,
-        "duckdb": duck,
-        "polars": pol,
-        "daft": daft,
-        "pyiceberg": pyiceberg,
-        "pyiceberg-core": pyiceberg_core,
-        "spark": spark,
-    }
+    out = {"reference": _factory(_GENERIC["reference"])}
+    for plugin in formats.all_formats().values():
+        for name, spec in plugin.engines.items():
+            out.setdefault(name, _factory(spec))
+    for name, spec in _GENERIC.items():
+        out.setdefault(name, _factory(spec))
+    for name, build in _spark_lines().items():
+        out.setdefault(name, build)
+    return out
 
 
-BUILTIN_NAMES: tuple[str, ...] = tuple(_builtin())
+def builtin_names() -> tuple[str, ...]:
+    """The names of the built-in engines, in their default order."""
+    return tuple(_builtin())
+
+
 # Engines that cost a JVM and jar resolution: in the default set only when asked for by name
 # (--engines) or by their environment switch.
-OPT_IN: dict[str, str] = {"spark": "LAKECONF_SPARK"}
+def _opt_in() -> dict[str, str]:
+    from conformance.engines.spark import lines
+
+    return {spark_line.engine: "LAKECONF_SPARK" for spark_line in lines.LINES.values()}
+
+
+OPT_IN: dict[str, str] = _opt_in()
 
 
 def opted_in(name: str) -> bool:
@@ -244,19 +244,19 @@ class CommandEngine(Engine):
 
     def capabilities(self) -> Capabilities:
         if self._caps is None:
-            read: frozenset[str] = frozenset({"delta", "iceberg", "paimon", "hudi"})
-            reasons: dict[str, str] = {}
+            from conformance import formats
+
+            read: frozenset[str] = frozenset(formats.names())
+            gaps: dict[str, dict[str, str]] = {}
             try:
                 proc = self._run(["capabilities"], timeout=30)
                 if proc.returncode == 0 and proc.stdout.strip():
                     data = json.loads(proc.stdout)
                     read = frozenset(data.get("read", sorted(read)))
-                    reasons = {str(k): str(v) for k, v in (data.get("unsupported") or {}).items()}
-            except Exception:
-                pass  # optional sub-command: defaults are "reads everything, says when it cannot"
-            self._caps = Capabilities(
-                read=read, read_features={f: None for f in read}, unsupported_reasons=reasons
-            )
+                    gaps = _gaps_by_format(data.get("unsupported") or {}, read)
+            except Exception:  # noqa: BLE001 - optional sub-command: "reads everything, says when it cannot"
+                pass
+            self._caps = Capabilities(read=read, read_features={f: None for f in read}, unsupported=gaps)
         return self._caps
 
     def read(
@@ -265,6 +265,7 @@ class CommandEngine(Engine):
         *,
         at: int | None = None,
         timestamp: str | None = None,
+        ref: str | None = None,
         columns: Sequence[str] | None = None,
     ) -> pa.Table:
         from reference_impl.errors import LakeconfError, Unsupported
@@ -276,6 +277,8 @@ class CommandEngine(Engine):
                 args += ["--version", str(at)]
             if timestamp is not None:
                 args += ["--timestamp", timestamp]
+            if ref is not None:
+                args += ["--ref", ref]
             env = {k.upper(): v for k, v in table.storage_options.items()}
             proc = self._run(args, env=env, timeout=COMMAND_TIMEOUT_S)
             err = proc.stderr.strip()
@@ -290,3 +293,11 @@ class CommandEngine(Engine):
         if columns:
             result = result.select(list(columns))
         return result
+
+
+def _gaps_by_format(data: Mapping[str, Any], read: frozenset[str]) -> dict[str, dict[str, str]]:
+    """The ``unsupported`` answer of a command: per format, or one flat map for every format it reads."""
+    if data and all(isinstance(v, Mapping) for v in data.values()):
+        return {str(f): {str(k): str(v) for k, v in gaps.items()} for f, gaps in data.items()}
+    flat = {str(k): str(v) for k, v in data.items() if not isinstance(v, Mapping)}
+    return {f: dict(flat) for f in read} if flat else {}

@@ -120,7 +120,7 @@ def analyse(doc: dict[str, Any]) -> Analysis:
     totals = {s: 0 for s in STATUSES}
     pairs: dict[tuple[str, str], dict[str, int]] = {}
     # With several formats in one run, a writer's row is per format: a writer x reader figure
-    # that mixed Delta and Iceberg cells would say nothing about either.
+    # that mixed cells of several formats would say nothing about either.
     several_formats = len({r["format"] for r in doc.get("results", [])}) > 1
 
     def writer_label(r: dict[str, Any]) -> str:

@@ -85,8 +85,8 @@ class Store:
 
     @property
     def storage_options(self) -> dict[str, str]:
-        """delta-rs-style options (AWS_ENDPOINT_URL, AWS_ALLOW_HTTP, keys, AWS_REGION); empty for local."""
-        return s3_options.delta_rs_options(self._s3_config) if self._s3_config else {}
+        """object_store-style options (AWS_ENDPOINT_URL, AWS_ALLOW_HTTP, keys, AWS_REGION); empty for local."""
+        return s3_options.object_store_options(self._s3_config) if self._s3_config else {}
 
     @property
     def startup_seconds(self) -> float | None:

@@ -1,9 +1,10 @@
 """S3 options per client, from one ``S3Config``: the only place that knows each client's spelling.
 
-Every engine reaches the same endpoint with different keys: delta-rs and Polars take object_store
-options (upper- and lower-case spellings), DuckDB a ``CREATE SECRET`` statement, Daft an
-``IOConfig``, pyiceberg FileIO properties, Spark Hadoop ``fs.s3a.*`` settings. The values hold
-secrets: never log what these functions return.
+Every engine reaches the same endpoint with different keys: the Rust object_store crate (under
+several Rust engines) takes its options in upper- and lower-case spellings, DuckDB a
+``CREATE SECRET`` statement, Daft an ``IOConfig``, Spark Hadoop ``fs.s3a.*`` settings. Spellings
+of one format's own libraries live with that format (``conformance/formats/<format>/``). The
+values hold secrets: never log what these functions return.
 """
 
 from __future__ import annotations
@@ -15,10 +16,10 @@ from reference_impl.storage import S3Config
 
 
 def config_from_options(options: Mapping[str, str] | None) -> S3Config | None:
-    """The ``S3Config`` a table's storage options describe (delta-rs ``AWS_*`` spelling, any case).
+    """The ``S3Config`` a table's storage options describe (object_store ``AWS_*`` spelling, any case).
 
     The harness hands every engine a ``TableRef`` whose ``storage_options`` come from
-    ``delta_rs_options``; each adapter turns them back into a config here and then into its own
+    ``object_store_options``; each adapter turns them back into a config here and then into its own
     client's spelling with the functions below. ``None`` when the options name no S3 setting.
     """
     opts = {k.upper(): v for k, v in (options or {}).items()}
@@ -41,8 +42,8 @@ def _endpoint(cfg: S3Config) -> tuple[str | None, bool]:
     return parsed.netloc or parsed.path, parsed.scheme != "http"
 
 
-def delta_rs_options(cfg: S3Config) -> dict[str, str]:
-    """``storage_options`` for deltalake (delta-rs): AWS_* keys; commits use S3 conditional put."""
+def object_store_options(cfg: S3Config) -> dict[str, str]:
+    """The Rust object_store crate's ``AWS_*`` options (what its users take as ``storage_options``)."""
     opts = {"AWS_REGION": cfg.region, "AWS_ALLOW_HTTP": "true" if cfg.allow_http else "false"}
     if cfg.endpoint_url:
         opts["AWS_ENDPOINT_URL"] = cfg.endpoint_url
@@ -54,7 +55,7 @@ def delta_rs_options(cfg: S3Config) -> dict[str, str]:
 
 
 def polars_options(cfg: S3Config) -> dict[str, str]:
-    """``storage_options`` for Polars scan_delta / scan_iceberg / scan_parquet (object_store keys)."""
+    """``storage_options`` for Polars scans (object_store's lower-case keys)."""
     opts = {"aws_region": cfg.region, "aws_allow_http": "true" if cfg.allow_http else "false"}
     if cfg.endpoint_url:
         opts["aws_endpoint_url"] = cfg.endpoint_url
@@ -102,38 +103,6 @@ def daft_io_config(cfg: S3Config) -> Any:
     if cfg.secret_access_key:
         kwargs["access_key"] = cfg.secret_access_key
     return IOConfig(s3=DaftS3Config(**kwargs))
-
-
-def pyiceberg_properties(cfg: S3Config) -> dict[str, str]:
-    """FileIO / catalog properties for pyiceberg (PyArrowFileIO reads these keys)."""
-    props = {"s3.region": cfg.region}
-    if cfg.endpoint_url:
-        props["s3.endpoint"] = cfg.endpoint_url
-        props["s3.force-virtual-addressing"] = "false"
-    if cfg.access_key_id:
-        props["s3.access-key-id"] = cfg.access_key_id
-    if cfg.secret_access_key:
-        props["s3.secret-access-key"] = cfg.secret_access_key
-    return props
-
-
-def polars_iceberg_options(cfg: S3Config) -> dict[str, str]:
-    """``storage_options`` for Polars ``scan_iceberg``: PyIceberg's ``s3.*`` keys (PyIceberg reads
-    the metadata; Polars translates them to object_store keys for its native Parquet reader) plus
-    the object_store key ``aws_allow_http``, which has no PyIceberg spelling and which Polars passes
-    through because it has no dot."""
-    opts = pyiceberg_properties(cfg)
-    opts["aws_allow_http"] = "true" if cfg.allow_http else "false"
-    return opts
-
-
-def iceberg_rust_properties(cfg: S3Config) -> dict[str, str]:
-    """FileIO properties for iceberg-rust (pyiceberg-core): PyIceberg's ``s3.*`` keys plus
-    ``s3.path-style-access`` for custom endpoints (MinIO serves buckets by path)."""
-    props = pyiceberg_properties(cfg)
-    if cfg.endpoint_url:
-        props["s3.path-style-access"] = "true"
-    return props
 
 
 def spark_s3a_conf(cfg: S3Config) -> dict[str, str]:

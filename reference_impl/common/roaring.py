@@ -1,5 +1,5 @@
-"""Portable Roaring bitmaps (RoaringFormatSpec): the 32-bit layout, and the 64-bit layout both
-Delta deletion vectors and Iceberg ``deletion-vector-v1`` blobs carry.
+"""Portable Roaring bitmaps (RoaringFormatSpec): the 32-bit layout, and the 64-bit layout the
+deletion vectors of several table formats carry.
 
 64-bit portable layout: the number of buckets (8 bytes, little-endian), then per bucket in
 ascending key order the key (4 bytes LE; the high 32 bits of every value in the bucket) and a

@@ -1,7 +1,7 @@
 """SQL expressions a table carries (constraints, generated columns, predicates), evaluated safely.
 
-Table formats store SQL written for Spark: Delta's CHECK constraints, invariants and generated
-columns, and the predicates of the kit's own DELETE/UPDATE steps. Nothing here ever ``eval()``s
+Table formats store SQL written for Spark (CHECK constraints, invariants, generated columns), and
+the kit's own DELETE/UPDATE steps carry predicates. Nothing here ever ``eval()``s
 them or hands them to a connection that can touch files: an expression is parsed by DuckDB as ONE
 SQL expression (``duckdb.SQLExpression`` refuses anything that is not a single expression) and
 evaluated over an Arrow table on an in-memory connection with external access, extension

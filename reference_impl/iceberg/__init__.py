@@ -18,3 +18,11 @@ table operation) and ``validate`` (every rule a table breaks). Version 4 drafts 
 """
 
 SUPPORTED_FORMAT_VERSIONS = (1, 2, 3)
+
+from reference_impl.formats import Format  # noqa: E402 - the declaration follows the docstring's constants
+
+# A metadata file (or the file-system layout's version hint) under metadata/ marks an Iceberg table.
+FORMAT = Format(
+    "iceberg", "metadata", (".metadata.json", ".metadata.json.gz", ".gz.metadata.json", "version-hint.text"),
+    "reference_impl.iceberg.table:read_table", "reference_impl.iceberg.validate:validate_table",
+)

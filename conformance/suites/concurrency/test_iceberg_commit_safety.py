@@ -194,7 +194,7 @@ def test_writer_killed_before_commit_leaves_previous_version(store: Store):
 
     env = dict(os.environ)
     if store.s3_config is not None:
-        env.update(s3_options.delta_rs_options(store.s3_config))  # credentials via the environment only
+        env.update(s3_options.object_store_options(store.s3_config))  # credentials via the environment only
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
     env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
     proc = subprocess.Popen([sys.executable, "-c", _KILLED_WRITER, table.uri], stdout=subprocess.PIPE,

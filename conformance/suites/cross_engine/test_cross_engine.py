@@ -2,11 +2,12 @@
 every in-process engine that reads the format (Spark has its own suite, conformance/suites/spark).
 
 The reference reader must match every expected result (a failure here is a reference bug or a
-case bug). Another engine's non-pass must be a *known* finding, registered in
-``conformance/findings.py`` with its cause and the side the spec supports:
+case bug). Another engine's non-pass must be a *known* finding, registered in the format's
+findings (``conformance/formats/<format>/findings.py``) with its cause and the side the spec
+supports:
 
 * registered (same status) -> xfail, with the explanation;
-* not registered -> FAIL: triage it into conformance/findings.py (or fix the case);
+* not registered -> FAIL: triage it into the format's findings (or fix the case);
 * registered but every cell now passes -> FAIL: a stale finding, remove the entry;
 * unsupported because the engine declares it lacks a capability -> skip with the reason.
 
@@ -23,8 +24,17 @@ from conformance.findings import explain, findings_for
 from conformance.runner import capability_gap, check_cell, table_location
 from conformance.storage import open_store
 
-# The engines published as Python packages; which of them read a case is what each declares.
-READERS = ["reference", "deltalake", "deltalake-datafusion", "pyiceberg", "pyiceberg-core", "duckdb", "polars", "daft"]
+
+
+def _reader_names() -> list[str]:
+    """The built-in engines that run in this interpreter without a JVM (Spark has its own suite);
+    which of them read a case is what each declares."""
+    from conformance.engines.registry import OPT_IN, builtin_names
+
+    return [n for n in builtin_names() if n not in OPT_IN]
+
+
+READERS = _reader_names()
 
 try:
     from conformance.cases.registry import all_cases
@@ -145,22 +155,23 @@ def _judge_published(case, reader, engine, cells) -> None:
     problems = []
     if unexplained:
         problems.append(
-            f"{case.id} read by {reader}: non-pass not in conformance/findings.py. Triage it: reproduce it with "
-            f"the engine, read the PROTOCOL.md section, then register the cause and the side the spec supports "
-            f"(or fix the case if the engine is right):\n" + "\n".join(unexplained)
+            f"{case.id} read by {reader}: non-pass not in the {case.format} findings. Triage it: reproduce it "
+            f"with the engine, read the spec section, then register the cause and the side the spec supports in "
+            f"conformance/formats/{case.format}/findings.py (or fix the case if the engine is right):\n"
+            + "\n".join(unexplained)
         )
     for f in stale:
         problems.append(
             f"stale finding {f.id!r}: {reader} no longer shows {f.status} on {case.id} (statuses now: "
             f"{', '.join(sorted(statuses))}); the engine now passes or behaves differently: remove or update the "
-            f"entry in conformance/findings.py"
+            f"entry in conformance/formats/{case.format}/findings.py"
         )
     if problems:
         pytest.fail("\n\n".join(problems))
     if explained:
         text = "\n".join(
             f"{line}\n  known finding {f.id} [{f.upstream or 'finding'}]: {f.cause}\n  spec: {f.spec} "
-            f"({', '.join(f.rules)}; PROTOCOL.md: {f.section})"
+            f"({', '.join(f.rules)}; spec section: {f.section})"
             for line, f in explained
         )
         pytest.xfail(f"{case.id} read by {reader}:\n{text}")

@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from conformance.strategies import arrow as sa
-from conformance.strategies import delta as sd
+from conformance.formats.delta import strategies as sd
 from reference_impl.delta.schema import ArrayType, DecimalType, MapType, PrimitiveType, StructType
 
 # ---- arrow leaves ---------------------------------------------------------------------------

@@ -1,7 +1,8 @@
-"""Fixtures of the Spark suite: the shared SparkEngine, local and MinIO stores.
+"""Fixtures of the Spark suite: the Spark engine of this interpreter's line, local and MinIO stores.
 
-Spark tests are marked ``spark`` (deselect with ``-m "not spark"``). Without pyspark or Java they
-are skipped with the reason; with LAKECONF_REQUIRE_SPARK=1 that is a failure instead.
+Spark tests are marked ``spark`` (deselect with ``-m "not spark"``); they run the line whose pyspark
+is installed here (one tox environment per line, LAKECONF_SPARK_LINE naming it). Without pyspark
+or Java they are skipped with the reason; with LAKECONF_REQUIRE_SPARK=1 that is a failure instead.
 """
 
 from __future__ import annotations
@@ -21,9 +22,9 @@ def pytest_configure(config):
 @pytest.fixture(scope="session")
 def spark_engine():
     """The Spark adapter (its SparkSession is shared by the whole test process)."""
-    from conformance.engines.spark_engine import SparkEngine
+    from conformance.engines.spark.adapter import SparkEngine
 
-    engine = SparkEngine()
+    engine = SparkEngine(os.environ.get("LAKECONF_SPARK_LINE") or None)
     reason = engine.available()
     if reason:
         if os.environ.get("LAKECONF_REQUIRE_SPARK", "") not in ("", "0", "false"):

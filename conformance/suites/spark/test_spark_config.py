@@ -1,72 +1,81 @@
-"""The Spark adapter's pure parts (no JVM): pinned versions, session settings, SQL it generates."""
+"""The Spark adapter's pure parts (no JVM): pinned lines and runtimes, session settings, SQL the drivers generate."""
 
 from __future__ import annotations
 
 import pyarrow as pa
 import pytest
 
-from conformance.engines import versions
-from conformance.engines.spark_engine import (
-    SparkEngine,
-    bucket_s3a_conf,
-    create_table_sql,
-    read_jar_manifest,
-    s3_config_from_options,
-    session_settings,
-    spark_path,
-    spark_sql_type,
-    translate_error,
-    write_jar_manifest,
-)
+from conformance.engines.spark import engine, lines, session
+from conformance.engines.spark.adapter import SparkEngine, runtime_label
+from conformance.engines.spark.errors import translate
+from conformance.engines.spark.s3 import bucket_conf
+from conformance.engines.spark.sql import spark_path, sql_type
+from conformance.formats.delta.drivers import spark as delta_spark
+from conformance.formats.delta.steps import protocol_properties
+from conformance.formats.iceberg.drivers import spark as iceberg_spark
 from conformance.model import Create, Raw, TableRef
+from conformance.storage.s3_options import config_from_options
 from reference_impl.errors import InvalidTable, LakeconfError, Unsupported
 from reference_impl.storage import S3Config
 
 
-def test_every_line_pins_every_format():
-    for line in versions.SPARK_LINES.values():
-        assert set(line.runtimes) == set(versions.FORMATS), line.name
-        for coordinate in line.runtimes.values():
+def test_every_format_driver_pins_a_runtime_per_line():
+    for fmt, driver in session.drivers().items():
+        assert set(driver.RUNTIMES) <= set(lines.LINES), fmt
+        for line_name, coordinate in driver.RUNTIMES.items():
             group, artifact, version = coordinate.split(":")
             assert group and artifact and version[0].isdigit()
-            if line.scala == "2.13":
+            if lines.LINES[line_name].scala == "2.13":
                 assert "2.12" not in artifact  # one Scala per classpath
+    assert set(session.line_formats(lines.line("3.5"))) >= {"delta", "iceberg"}
 
 
-def test_default_line_is_spark_4_0_and_hadoop_aws_matches():
-    line = versions.spark_line()
-    assert line.name == versions.DEFAULT_LINE == "4.0"
+def test_lines_and_engine_names():
+    line = lines.line()
+    assert line.name == lines.DEFAULT_LINE == "4.0" and line.engine == "spark"
+    assert lines.line("3.5").engine == "spark-3.5"
     assert line.pyspark.startswith("4.0.")
-    assert line.hadoop_aws == "org.apache.hadoop:hadoop-aws:3.4.1"
-    assert versions.line_for_pyspark("4.0.5") is line
-    assert versions.line_for_pyspark("9.9.0") is None
+    assert line.s3_packages() == ["org.apache.hadoop:hadoop-aws:3.4.1", "software.amazon.awssdk:bundle:2.24.6"]
+    assert lines.line("3.5").s3_packages()[1] == "com.amazonaws:aws-java-sdk-bundle:1.12.262"
+    assert lines.line_for_pyspark("4.0.5") is line
+    assert lines.line_for_pyspark("9.9.0") is None
     with pytest.raises(KeyError, match="no pinned Spark line"):
-        versions.spark_line("1.6")
+        lines.line("1.6")
+    assert runtime_label("io.delta:delta-spark_4.0_2.13:4.4.0") == "delta-spark 4.4.0"
+    assert runtime_label("org.apache.iceberg:iceberg-spark-runtime-3.5_2.12:1.12.0") == "iceberg-spark-runtime 1.12.0"
+
+
+def test_a_line_not_installed_here_is_remote_and_says_how_to_set_it_up(monkeypatch, tmp_path):
+    monkeypatch.setenv("LAKECONF_CACHE_DIR", str(tmp_path))
+    installed = lines.installed_pyspark()
+    other = next(n for n, line in lines.LINES.items() if installed is None or lines.line_for_pyspark(installed) is not line)
+    e = engine(other)
+    assert e.name == lines.line(other).engine and getattr(e, "in_process", False)
+    assert "setup --line " + other in e.available()
 
 
 def test_packages_and_session_conf():
-    line = versions.spark_line("4.0")
-    pkgs = versions.packages(line, ["delta"], s3=True)
-    assert pkgs == [line.runtimes["delta"], line.hadoop_aws, line.aws_bundle]
-    assert versions.packages(versions.spark_line("3.5"), [], s3=True)[1].startswith("com.amazonaws:aws-java-sdk-bundle:")
-    conf = versions.session_conf(line, ["delta", "iceberg"])
+    line = lines.line("4.0")
+    pkgs = session.packages(line, ["delta"], s3=True)
+    assert pkgs == [delta_spark.RUNTIMES["4.0"], *line.s3_packages()]
+    conf = session.format_conf(line, ["delta", "iceberg"])
     assert conf["spark.sql.extensions"].split(",") == [
         "io.delta.sql.DeltaSparkSessionExtension",
         "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions",
     ]
     with pytest.raises(KeyError, match="pins no runtime"):
-        versions.packages(line, ["orc"])
+        session.packages(line, ["orc"])
 
 
 def test_session_settings(tmp_path, monkeypatch):
     monkeypatch.setenv("LAKECONF_SPARK_MASTER", "local[1]")
     monkeypatch.setenv("LAKECONF_IVY_DIR", str(tmp_path / "ivy"))
-    conf = session_settings(versions.spark_line("4.0"), ["delta"], s3=False, log_dir=str(tmp_path))
+    conf = session.settings(lines.line("4.0"), ["delta"], s3=False, log_dir=str(tmp_path))
     assert conf["spark.master"] == "local[1]"
     assert conf["spark.ui.enabled"] == "false"
     assert conf["spark.jars.packages"] == "io.delta:delta-spark_4.0_2.13:4.4.0"
     assert "spark.jars" not in conf
-    offline = session_settings(versions.spark_line("4.0"), ["delta"], s3=False, log_dir=str(tmp_path), jars=["file:///x.jar"])
+    offline = session.settings(lines.line("4.0"), ["delta"], s3=False, log_dir=str(tmp_path), jars=["file:///x.jar"])
     assert offline["spark.jars"] == "file:///x.jar" and "spark.jars.packages" not in offline
     assert conf["spark.jars.ivy"] == str(tmp_path / "ivy")
     assert conf["spark.sql.session.timeZone"] == "UTC"
@@ -79,12 +88,12 @@ def test_jar_manifest(tmp_path, monkeypatch):
     jar = tmp_path / "a.jar"
     jar.write_bytes(b"PK")
     pkgs = ["g:a:1"]
-    assert read_jar_manifest(pkgs) is None
-    path = write_jar_manifest(pkgs, [f"file://{jar}"])
-    assert path.startswith(str(tmp_path)) and read_jar_manifest(pkgs) == [f"file://{jar}"]
-    assert read_jar_manifest(["g:a:2"]) is None  # another package set has its own manifest
+    assert session.read_jar_manifest(pkgs) is None
+    path = session.write_jar_manifest(pkgs, [f"file://{jar}"])
+    assert path.startswith(str(tmp_path)) and session.read_jar_manifest(pkgs) == [f"file://{jar}"]
+    assert session.read_jar_manifest(["g:a:2"]) is None  # another package set has its own manifest
     jar.unlink()
-    assert read_jar_manifest(pkgs) is None  # a vanished jar means: resolve again
+    assert session.read_jar_manifest(pkgs) is None  # a vanished jar means: resolve again
 
 
 def test_spark_path():
@@ -94,27 +103,27 @@ def test_spark_path():
 
 
 def test_s3_options_round_trip_to_bucket_conf():
-    cfg = s3_config_from_options(
+    cfg = config_from_options(
         {"AWS_ENDPOINT_URL": "http://127.0.0.1:9", "AWS_ACCESS_KEY_ID": "A", "AWS_SECRET_ACCESS_KEY": "S"}
     )
     assert cfg == S3Config(endpoint_url="http://127.0.0.1:9", access_key_id="A", secret_access_key="S")
-    conf = bucket_s3a_conf("bkt", cfg)
+    conf = bucket_conf("bkt", cfg)
     assert conf["fs.s3a.bucket.bkt.endpoint"] == "http://127.0.0.1:9"
     assert conf["fs.s3a.bucket.bkt.secret.key"] == "S"
     assert conf["fs.s3a.bucket.bkt.path.style.access"] == "true"
-    assert s3_config_from_options({}) is None
+    assert config_from_options({}) is None
 
 
 def test_spark_sql_types():
-    assert spark_sql_type(pa.int64()) == "BIGINT"
-    assert spark_sql_type(pa.timestamp("us", tz="UTC")) == "TIMESTAMP"
-    assert spark_sql_type(pa.timestamp("us")) == "TIMESTAMP_NTZ"
-    assert spark_sql_type(pa.decimal128(10, 2)) == "DECIMAL(10,2)"
-    assert spark_sql_type(pa.list_(pa.int32())) == "ARRAY<INT>"
-    assert spark_sql_type(pa.map_(pa.string(), pa.float64())) == "MAP<STRING, DOUBLE>"
-    assert spark_sql_type(pa.struct([pa.field("a b", pa.int8(), nullable=False)])) == "STRUCT<`a b`: TINYINT NOT NULL>"
+    assert sql_type(pa.int64()) == "BIGINT"
+    assert sql_type(pa.timestamp("us", tz="UTC")) == "TIMESTAMP"
+    assert sql_type(pa.timestamp("us")) == "TIMESTAMP_NTZ"
+    assert sql_type(pa.decimal128(10, 2)) == "DECIMAL(10,2)"
+    assert sql_type(pa.list_(pa.int32())) == "ARRAY<INT>"
+    assert sql_type(pa.map_(pa.string(), pa.float64())) == "MAP<STRING, DOUBLE>"
+    assert sql_type(pa.struct([pa.field("a b", pa.int8(), nullable=False)])) == "STRUCT<`a b`: TINYINT NOT NULL>"
     with pytest.raises(Unsupported, match="no Spark SQL equivalent"):
-        spark_sql_type(pa.null())
+        sql_type(pa.null())
 
 
 def test_create_table_sql():
@@ -124,34 +133,35 @@ def test_create_table_sql():
         properties={"delta.appendOnly": "false"},
         features=("deletionVectors", "columnMapping"),
     )
-    sql = create_table_sql("file:///t", step)
+    sql = delta_spark.create_table_sql("file:///t", step)
     assert sql.startswith("CREATE TABLE delta.`file:///t` (`id` BIGINT NOT NULL, `p` STRING) USING delta")
     assert "PARTITIONED BY (`p`)" in sql
     assert "'delta.feature.deletionVectors' = 'supported'" in sql
     assert "'delta.enableDeletionVectors' = 'true'" in sql
     assert "'delta.columnMapping.mode' = 'name'" in sql
     assert "'delta.appendOnly' = 'false'" in sql
-    legacy = create_table_sql("file:///t", Create(schema=pa.schema([("a", pa.int32())]), protocol=(1, 2)))
+    legacy = delta_spark.create_table_sql("file:///t", Create(schema=pa.schema([("a", pa.int32())]),
+                                                              properties=protocol_properties(1, 2)))
     assert "'delta.minReaderVersion' = '1'" in legacy and "'delta.minWriterVersion' = '2'" in legacy
 
 
 def test_raw_steps_are_unsupported_before_any_jvm():
-    engine = SparkEngine()
+    e = SparkEngine()
     ref = TableRef(format="delta", uri="/nonexistent")
     with pytest.raises(Unsupported, match="cannot run a Raw step") as info:
-        engine.write(ref, [Raw(fn=lambda s: None, description="tamper")])
+        e.write(ref, [Raw(fn=lambda s: None, description="tamper")])
     assert info.value.feature == "Raw"
-    assert "Raw" not in engine.capabilities().write_steps["delta"]
+    assert "Raw" not in e.capabilities().write_steps["delta"]
 
 
-def test_other_formats_are_unsupported_for_now():
-    for fmt in ("hudi", "paimon"):
-        with pytest.raises(Unsupported, match=f"does not handle {fmt}"):
-            SparkEngine().read(TableRef(format=fmt, uri="/nonexistent"))
-    caps = SparkEngine().capabilities()
-    assert caps.read == caps.write == frozenset({"delta", "iceberg"})
-    # Read gaps only in unsupported_reasons (a writer gap must not keep Spark from reading a case).
-    assert "timestamp-ns" in caps.unsupported_reasons and "initial-default" not in caps.unsupported_reasons
+def test_formats_without_a_driver_are_unsupported():
+    with pytest.raises(Unsupported, match="does not read orc tables"):
+        SparkEngine().read(TableRef(format="orc", uri="/nonexistent"))
+    caps = SparkEngine("4.0").capabilities()
+    assert {"delta", "iceberg"} <= caps.read and {"delta", "iceberg"} <= caps.write
+    # Read gaps per format (a writer gap must not keep Spark from reading a case).
+    assert "timestamp-ns" in caps.unsupported["iceberg"] and "initial-default" not in caps.unsupported["iceberg"]
+    assert "timestamp-ns" not in caps.unsupported.get("delta", {})
 
 
 def test_translate_error_kinds():
@@ -163,9 +173,9 @@ def test_translate_error_kinds():
         def getCondition(self):  # noqa: N802 - the Java name pyspark exposes
             return self.cond
 
-    assert isinstance(translate_error(Fake("x", "DELTA_UNSUPPORTED_FEATURES_FOR_READ"), where="t"), Unsupported)
-    assert isinstance(translate_error(Fake("x", "DELTA_VERSIONS_NOT_CONTIGUOUS"), where="t"), InvalidTable)
-    other = translate_error(Fake("boom\n\tat org.Foo", "SOMETHING"), where="t")
+    assert isinstance(delta_spark.translate(Fake("x", "DELTA_UNSUPPORTED_FEATURES_FOR_READ"), "t"), Unsupported)
+    assert isinstance(delta_spark.translate(Fake("x", "DELTA_VERSIONS_NOT_CONTIGUOUS"), "t"), InvalidTable)
+    other = delta_spark.translate(Fake("boom\n\tat org.Foo", "SOMETHING"), "t")
     assert type(other) is LakeconfError and "boom" in str(other) and "org.Foo" not in str(other)
 
 
@@ -174,7 +184,7 @@ def test_translate_error_kinds():
 
 
 def test_iceberg_partition_sql_and_create():
-    from conformance.engines.spark_engine import iceberg_create_sql, iceberg_partition_sql
+    iceberg_create_sql, iceberg_partition_sql = iceberg_spark.iceberg_create_sql, iceberg_spark.iceberg_partition_sql
 
     assert iceberg_partition_sql("part") == "`part`"
     assert iceberg_partition_sql("bucket(16, id)") == "bucket(16, `id`)"
@@ -195,7 +205,7 @@ def test_iceberg_partition_sql_and_create():
 
 
 def test_iceberg_add_column_defaults():
-    from conformance.engines.spark_engine import iceberg_add_column_sql
+    iceberg_add_column_sql = iceberg_spark.iceberg_add_column_sql
 
     plain = iceberg_add_column_sql("t", pa.field("n", pa.int32()))
     assert plain == "ALTER TABLE t ADD COLUMNS (`n` INT)"
@@ -210,7 +220,7 @@ def test_iceberg_add_column_defaults():
 
 
 def test_hadoop_catalog_location_and_paths():
-    from conformance.engines.spark_engine import hadoop_catalog_location, iceberg_path
+    hadoop_catalog_location, iceberg_path = iceberg_spark.hadoop_catalog_location, iceberg_spark.iceberg_path
 
     assert hadoop_catalog_location("/data/wh/ns/t") == ("file:///data/wh", "ns", "t")
     assert hadoop_catalog_location("s3://b/root/ns/t/") == ("s3://b/root", "ns", "t")
@@ -221,7 +231,7 @@ def test_hadoop_catalog_location_and_paths():
 
 
 def test_set_partitioning_sql():
-    from conformance.engines.spark_engine import set_partitioning_sql
+    set_partitioning_sql = iceberg_spark.set_partitioning_sql
 
     assert set_partitioning_sql("t", ["a"], ["a"]) == []
     assert set_partitioning_sql("t", ["a"], ["a", "bucket(4, id)"]) == ["ALTER TABLE t ADD PARTITION FIELD bucket(4, `id`)"]
@@ -241,7 +251,7 @@ def test_translate_iceberg_errors():
         pass
 
     def kind(text, *, reading=False, cls=JavaError):
-        return type(translate_error(cls(text), where="t", fmt="iceberg", reading=reading)).__name__
+        return type(iceberg_spark.translate(cls(text), "t", reading=reading)).__name__
 
     assert kind("Cannot read unsupported version 9") == "Unsupported"
     assert kind("Cannot convert unsupported type to Spark: timestamp_ns") == "Unsupported"
@@ -249,7 +259,7 @@ def test_translate_iceberg_errors():
     assert kind("org.apache.iceberg.exceptions.NotFoundException: File does not exist") == "InvalidTable"
     assert kind("java.lang.IllegalArgumentException: bad", reading=True) == "InvalidTable"
     assert kind("java.lang.IllegalArgumentException: bad") == "LakeconfError"  # a writer refusing stays an error
-    wrapped = translate_error(JavaError("o1.load.\n: org.SparkException: [INTERNAL_ERROR] x\n\tat a.b\n"
-                                        "Caused by: java.lang.NullPointerException: literal from null\n\tat c.d"),
-                              where="t", fmt="iceberg", reading=True)
+    wrapped = iceberg_spark.translate(JavaError("o1.load.\n: org.SparkException: [INTERNAL_ERROR] x\n\tat a.b\n"
+                                                "Caused by: java.lang.NullPointerException: literal from null\n\tat c.d"),
+                                      "t", reading=True)
     assert "NullPointerException: literal from null" in str(wrapped)  # the root cause is kept

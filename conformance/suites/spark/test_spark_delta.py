@@ -13,12 +13,11 @@ import uuid
 import pyarrow as pa
 import pytest
 
-from conformance.engines import spark_engine as se
+from conformance.engines.spark import session as se
 from conformance.model import (
     AddColumn,
     AddConstraint,
     Append,
-    Checkpoint,
     Create,
     Delete,
     DropColumn,
@@ -28,6 +27,7 @@ from conformance.model import (
     SetProperties,
     Update,
 )
+from conformance.formats.delta.steps import Checkpoint
 from reference_impl.errors import InvalidTable, LakeconfError, Unsupported
 
 deltalake = pytest.importorskip("deltalake")
@@ -67,11 +67,11 @@ def _dl(ref):
 
 
 def test_session_is_started_once_and_reused(spark_engine):
-    first = se.get_session()
-    again = se.get_session()
+    first = se.get()
+    again = se.get()
     assert first is again
-    stats = se.session_stats()
-    assert stats["first_start_s"] is not None and stats["uses"] >= 2 and stats["line"] == "4.0"
+    stats = se.stats()
+    assert stats["first_start_s"] is not None and stats["uses"] >= 2 and stats["line"] == spark_engine.line.name
     assert first.conf.get("spark.ui.enabled") == "false"
 
 

@@ -17,8 +17,8 @@ import uuid
 import pyarrow as pa
 import pytest
 
-from conformance.engines import iceberg_facts
-from conformance.engines import spark_engine as se
+from conformance.formats.iceberg import facts as iceberg_facts
+from conformance.engines.spark import session as se
 from conformance.model import (
     AddColumn,
     Append,
@@ -105,7 +105,7 @@ def _assert_valid(store, ref) -> None:
 
 
 def test_one_session_serves_delta_and_iceberg(spark_engine):
-    spark = se.get_session()
+    spark = se.get()
     extensions = spark.conf.get("spark.sql.extensions")
     assert "IcebergSparkSessionExtensions" in extensions and "DeltaSparkSessionExtension" in extensions
     caps = spark_engine.capabilities()
@@ -303,7 +303,7 @@ def test_spark_reads_pyiceberg_catalog_table(spark_engine, store, tmp_path):
     from pyiceberg.catalog.sql import SqlCatalog
     from pyiceberg.expressions import EqualTo
 
-    from conformance.storage.s3_options import pyiceberg_properties
+    from conformance.formats.iceberg.s3 import pyiceberg_properties
 
     ref = _ref(store, "pyiceberg")
     warehouse, name = ref.uri.rsplit("/", 1)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from conformance.suites.cross_engine.test_pipeline_on_minio import READERS, _run
+from conformance.suites.cross_engine.test_pipeline_on_minio import readers_of, run_on_minio
 
 pytestmark = pytest.mark.spark
 
@@ -20,18 +20,20 @@ SPARK_CASES = "delta/basic-append,delta/partitioned-string,delta/checkpoint-clas
 @pytest.mark.slow
 @pytest.mark.rule("DELTA-LOG-001", "DELTA-CKPT-001", "DELTA-DV-004")
 def test_spark_writes_and_reads_on_minio(spark_engine, tmp_path, monkeypatch, capsys):
-    code, doc, printed = _run(["run", "--engines", READERS + ",spark", "--cases", SPARK_CASES],
-                              tmp_path, monkeypatch, capsys)
+    spark = spark_engine.name  # the line this interpreter runs: ``spark`` or ``spark-3.5``
+    READERS = ",".join(readers_of("delta"))
+    code, doc, printed = run_on_minio(["run", "--format", "delta", "--engines", READERS + "," + spark,
+                                       "--cases", SPARK_CASES], tmp_path, monkeypatch, capsys)
     assert doc["store"] == "minio"
-    assert "spark" in doc["engine_startup_seconds"]  # ~0 s when an earlier test started the session
+    assert spark in doc["engine_startup_seconds"]  # ~0 s when an earlier test started the session
     cases = set(SPARK_CASES.split(","))
     by_writer = {(r["case"], r["writer"], r["reader"]) for r in doc["results"]}
     for case in cases:
-        for reader in [*READERS.split(","), "spark"]:
-            assert (case, "spark", reader) in by_writer, f"{reader} did not read Spark's {case}"
+        for reader in [*READERS.split(","), spark]:
+            assert (case, spark, reader) in by_writer, f"{reader} did not read Spark's {case}"
             assert (case, "reference", reader) in by_writer
-    spark_built = [r for r in doc["results"] if r["writer"] == "spark"]
+    spark_built = [r for r in doc["results"] if r["writer"] == spark]
     assert all(r["status"] in ("pass", "unsupported") for r in spark_built), [
         (r["case"], r["reader"], r["status"], r["message"]) for r in spark_built if r["status"] not in ("pass", "unsupported")]
-    assert all(r["status"] == "pass" for r in doc["results"] if r["reader"] in ("spark", "reference"))
+    assert all(r["status"] == "pass" for r in doc["results"] if r["reader"] in (spark, "reference"))
     assert code == 0, printed

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from pyroaring import BitMap64
 
 from conformance.roundtrip import assert_roundtrip
-from conformance.strategies import delta as sd
+from conformance.formats.delta import strategies as sd
 from conformance.suites.property.delta._support import examples
 from reference_impl.delta import deletion_vector as dv
 from reference_impl.errors import InvalidTable

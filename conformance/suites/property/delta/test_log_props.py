@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from conformance.strategies import delta as sd
+from conformance.formats.delta import strategies as sd
 from conformance.suites.property.delta._support import examples
 from reference_impl.storage import LocalStorage
 

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from conformance.roundtrip import assert_roundtrip, nan_safe_equal
 from conformance.strategies import arrow as sa
-from conformance.strategies import delta as sd
+from conformance.formats.delta import strategies as sd
 from reference_impl.delta import partition as dp
 from reference_impl.delta.schema import PrimitiveType
 

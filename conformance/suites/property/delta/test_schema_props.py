@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from conformance.roundtrip import assert_roundtrip
-from conformance.strategies import delta as sd
+from conformance.formats.delta import strategies as sd
 from reference_impl.delta import schema as ds
 
 ALL_SCHEMAS = sd.schemas(sd.data_types(sd.leaf_types(void=True)), metadata=True)

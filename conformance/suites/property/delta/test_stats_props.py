@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given
 
 from conformance.roundtrip import assert_roundtrip, nan_safe_equal
-from conformance.strategies import delta as sd
+from conformance.formats.delta import strategies as sd
 from reference_impl.delta import stats as ds
 from reference_impl.delta.schema import DecimalType, PrimitiveType, StructType
 

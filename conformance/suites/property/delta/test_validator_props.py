@@ -1,7 +1,7 @@
 """Property (8): a valid generated log, mutated to break one named rule, is flagged with that rule.
 
 The mutation is chosen by hypothesis among those that apply to the generated log (see
-``conformance.strategies.delta.MUTATIONS``). The unmutated log must not carry the rule already,
+``conformance.formats.delta.strategies.MUTATIONS``). The unmutated log must not carry the rule already,
 so the flag is caused by the mutation. A second property checks the other direction on tables the
 reference writer builds: the validator finds nothing wrong with them.
 """
@@ -15,7 +15,7 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from conformance.strategies import delta as sd
+from conformance.formats.delta import strategies as sd
 from conformance.suites.property.delta._support import examples
 
 MUTATED_RULES = sorted({m.rule for m in sd.MUTATIONS})

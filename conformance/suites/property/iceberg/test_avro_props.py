@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from conformance.strategies import iceberg as si
+from conformance.formats.iceberg import strategies as si
 from conformance.suites.property.delta._support import examples
 from reference_impl.iceberg import manifests as MF
 from reference_impl.iceberg import partitioning as P

@@ -1,6 +1,6 @@
 """Reference, pyiceberg and DuckDB agree on generated Iceberg tables the reference writer builds.
 
-Histories come from ``conformance.strategies.iceberg.table_histories``: a schema of types every engine
+Histories come from ``conformance.formats.iceberg.strategies.table_histories``: a schema of types every engine
 reads, partitioning by identity/bucket/truncate/time transforms, appends, deletes by id through each
 mechanism the format version allows (copy-on-write, position deletes, equality deletes, deletion
 vectors) and overwrites. The reference writes them; each reader must return the model's rows at the
@@ -19,7 +19,7 @@ from hypothesis import given
 
 from conformance.compare import compare
 from conformance.model import TableRef
-from conformance.strategies import iceberg as si
+from conformance.formats.iceberg import strategies as si
 from conformance.suites.property.delta._support import examples
 
 RULES = ("ICEBERG-SCAN-001", "ICEBERG-DELETE-010", "ICEBERG-DELETE-015", "ICEBERG-DV-012", "ICEBERG-PART-018",
@@ -32,10 +32,10 @@ def _engine(name: str):
 
         return ReferenceEngine()
     if name == "pyiceberg":
-        from conformance.engines.pyiceberg_engine import PyIcebergEngine
+        from conformance.formats.iceberg.engines.pyiceberg import PyIcebergEngine
 
         return PyIcebergEngine()
-    from conformance.engines.duckdb_engine import DuckDBEngine
+    from conformance.engines.duckdb import DuckDBEngine
 
     return DuckDBEngine()
 
@@ -76,7 +76,7 @@ def _deviates(engine: str, h: si.IcebergHistory) -> bool:
 
 
 def _features(h: si.IcebergHistory) -> list[str]:
-    from conformance.engines import iceberg_facts as F
+    from conformance.formats.iceberg import facts as F
 
     return list(h.delete_mechanisms) + ([F.FORMAT_V3] if h.version >= 3 else [])
 

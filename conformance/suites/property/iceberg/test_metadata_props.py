@@ -1,6 +1,6 @@
 """Table metadata JSON (Appendix C) per format version: generated metadata round-trips, and each version writes its fields only.
 
-``conformance.strategies.iceberg.table_metadata`` draws whole, consistent tables (schemas of every
+``conformance.formats.iceberg.strategies.table_metadata`` draws whole, consistent tables (schemas of every
 type with their history, partition specs, sort orders, snapshots, refs, logs, statistics, v3 row
 lineage and encryption keys); the reference writes them per version and parses them back.
 """
@@ -12,7 +12,7 @@ import json
 import pytest
 from hypothesis import given
 
-from conformance.strategies import iceberg as si
+from conformance.formats.iceberg import strategies as si
 from conformance.suites.property.delta._support import examples
 from reference_impl.errors import InvalidTable
 from reference_impl.iceberg import metadata as M

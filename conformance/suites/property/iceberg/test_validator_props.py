@@ -1,6 +1,6 @@
 """The Iceberg validator on generated tables: valid ones are clean; one mutation from the catalogue is named by its rule.
 
-Metadata is drawn by ``conformance.strategies.iceberg.table_metadata`` (every version, every type,
+Metadata is drawn by ``conformance.formats.iceberg.strategies.table_metadata`` (every version, every type,
 snapshots, refs, logs, statistics) and laid out as a table with an empty manifest list per
 snapshot. Each mutation of ``METADATA_MUTATIONS`` breaks one rule on the wire document; the
 validator must report that rule, and must not have reported it before the mutation.
@@ -11,10 +11,10 @@ from __future__ import annotations
 import tempfile
 
 import pytest
-from hypothesis import assume, given
+from hypothesis import HealthCheck, assume, given
 from hypothesis import strategies as st
 
-from conformance.strategies import iceberg as si
+from conformance.formats.iceberg import strategies as si
 from conformance.suites.property.delta._support import examples
 from reference_impl.iceberg import metadata as M
 from reference_impl.iceberg.validate import INTERNAL_RULE, validate_table
@@ -43,7 +43,9 @@ def test_generated_tables_are_clean(md):
 
 
 @pytest.mark.parametrize("mutation", si.METADATA_MUTATIONS, ids=lambda m: f"{m.rule}:{m.name}")
-@examples(0.05, floor=3)
+# Some mutations apply to few drawn tables (a v3 table with a current snapshot, say): the rejected
+# draws are the point of ``assume`` here, not a strategy gone wrong.
+@examples(0.05, floor=3, also_suppress=(HealthCheck.filter_too_much,))
 @given(data=st.data())
 def test_mutation_is_flagged_with_its_rule(request, mutation, data):
     """The one mutation, when it applies to the drawn table, is reported as its rule (which the table did not break before)."""

@@ -125,7 +125,7 @@ def test_expected_error_of_the_wrong_kind_fails(store):
 
 def test_missing_capability_is_unsupported_with_reason(store):
     caps = Capabilities(read=frozenset({"fake"}), read_features={"fake": None},
-                        unsupported_reasons={"deletionVectors": "no DVs here", "time-travel": "latest only"})
+                        unsupported={"fake": {"deletionVectors": "no DVs here", "time-travel": "latest only"}})
     c = case("dv", features=("deletionVectors",), expected=[Expected(version=1, rows=ROWS)])
     st = statuses(go([c], [MemReader("nodv", caps=caps)], store))
     status, message = st[("fake/dv", "nodv", 1)]
@@ -133,7 +133,19 @@ def test_missing_capability_is_unsupported_with_reason(store):
     assert "deletionVectors: no DVs here" in message and "time-travel: latest only" in message
 
 
-def test_versions_and_metadata(store):
+@pytest.fixture
+def fake_format():
+    """Format ``fake`` registered for one test: its ``configuration`` fact is compared as a subset."""
+    from conformance import formats
+
+    plugin = formats.FormatPlugin(name="fake", title="Fake", cases="builtins:list",
+                                  metadata_keys={"configuration": "subset"})
+    formats.register(plugin)
+    yield plugin
+    formats.unregister(plugin)
+
+
+def test_versions_and_metadata(store, fake_format):
     c = case("md", expected=[
         Expected(version=0, rows=ROWS.schema.empty_table(), metadata={"version": 0}),
         Expected(rows=ROWS, metadata={"version": 1, "configuration": {"a": "1"}}),
@@ -256,7 +268,7 @@ def test_verdict_counts_unexplained_and_reference_failures():
     assert writer_side.ok  # a table the writer could not build is the writer's finding
 
 def test_check_cell_uses_timestamp_capability(store):
-    caps = Capabilities(read=frozenset({"fake"}), read_features={"fake": None}, unsupported_reasons={"timestamp-travel": "no"})
+    caps = Capabilities(read=frozenset({"fake"}), read_features={"fake": None}, unsupported={"fake": {"timestamp-travel": "no"}})
     status, message, _ = check_cell(case(), Expected(timestamp="2024-01-01T00:00:00Z", rows=ROWS), MemReader("r", caps=caps),
                                     TableRef(format="fake", uri="nowhere"))
     assert status == "unsupported" and "timestamp-travel" in message
@@ -287,13 +299,14 @@ def test_an_engine_log_is_kept_only_with_a_failed_cell(store):
 def test_spark_without_java_is_skip_with_the_reason_in_every_cell(store, monkeypatch):
     pytest.importorskip("pyspark")
     from conformance.cases.registry import all_cases
-    from conformance.engines import spark_engine
     from conformance.engines.registry import load_engines
+    from conformance.engines.spark import adapter, lines
 
     monkeypatch.delenv("JAVA_HOME", raising=False)
-    monkeypatch.setattr(spark_engine.shutil, "which", lambda name: None)
+    monkeypatch.setattr(adapter.shutil, "which", lambda name: None)
     basic = [c for c in all_cases(format="delta") if c.id == "delta/basic-append"]
-    out = run(basic, load_engines(["reference", "spark"]), store=store, progress=False)
+    here = lines.line_for_pyspark(lines.installed_pyspark()).engine  # the line whose pyspark is installed
+    out = run(basic, load_engines(["reference", here]), store=store, progress=False)
     spark_cells = [r for r in out.results if "spark" in (r.writer, r.reader)]
     assert spark_cells and all(r.status == "skip" and "no Java runtime" in r.message for r in spark_cells)
     assert all(r.status == "pass" for r in out.results if r.writer == r.reader == "reference")

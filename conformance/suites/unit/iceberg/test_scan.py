@@ -559,7 +559,7 @@ def test_plan_agrees_with_pyiceberg(tmp_path):
 def test_bench_smoke(tmp_path):
     """The scan-planning benchmark at a tiny size: both engines plan the same thing."""
     pytest.importorskip("pyiceberg")
-    from conformance import bench_iceberg
+    from conformance.formats.iceberg import bench as bench_iceberg
 
     t = time.perf_counter()
     result = bench_iceberg.run_iceberg(manifests=3, entries=20, delete_every=7, repeat=1, workdir=str(tmp_path), profile=False)

@@ -16,7 +16,7 @@ import pyarrow as pa
 import pytest
 
 from conformance.rules import all_rules
-from conformance.strategies.iceberg import build_table
+from conformance.formats.iceberg.strategies import build_table
 from reference_impl.errors import InvalidTable
 from reference_impl.iceberg.validate import CHECKS, INTERNAL_RULE, RULES_CHECKED, Violation, validate_table
 

@@ -1,6 +1,6 @@
 """Iceberg validator mutation suite: one small mutation per rule, each breaking exactly that rule.
 
-A valid table is built with the reference's own modules (``conformance.strategies.iceberg.build_table``:
+A valid table is built with the reference's own modules (``conformance.formats.iceberg.strategies.build_table``:
 Parquet data with field ids, manifests, manifest lists, deletes, one metadata file per commit), checked
 clean, then one thing in it is edited on disk; ``validate_table`` must report exactly the mutated
 rule. This suite is the executable check behind every rule id in
@@ -16,7 +16,7 @@ import struct
 import pyarrow as pa
 import pytest
 
-from conformance.strategies.iceberg import (
+from conformance.formats.iceberg.strategies import (
     BuiltTable, build_table, dv_blob, parquet_bytes, puffin_file,
 )
 from reference_impl.iceberg import types as T

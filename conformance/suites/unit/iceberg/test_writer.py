@@ -667,7 +667,9 @@ def test_minio_round_trip(tmp_path_factory):
 
 def test_reference_engine_runs_every_step(tmp_path):
     from conformance import model
-    from conformance.engines import reference_iceberg as E
+    from conformance.engines.reference import ReferenceEngine
+
+    E = ReferenceEngine()
 
     ref = model.TableRef(format="iceberg", uri=str(tmp_path / "engine"))
     schema = pa.schema([pa.field("id", pa.int64()), pa.field("v", pa.int32()), pa.field("ts", pa.timestamp("us"))])
@@ -693,7 +695,7 @@ def test_reference_engine_runs_every_step(tmp_path):
         model.ExpireSnapshots(retain_last=2),
         model.Raw(fn=lambda storage: storage.write_atomic("notes.txt", b"raw steps get the Storage"), description="a note"),
     ]
-    assert {type(s).__name__ for s in steps} == E.WRITE_STEPS
+    assert {type(s).__name__ for s in steps} == E.capabilities().write_steps["iceberg"]
     E.write(ref, steps)
     assert ids_of(E.read(ref)) == [7, 7] and E.read(ref, columns=["id"]).column_names == ["id"]
     assert ids_of(E.read(ref, ref="first")) == [1, 2, 3] and ids_of(E.read(ref, ref="side")) == [1, 1, 2, 3]

@@ -52,7 +52,7 @@ def _sorted_ids(table: pa.Table) -> list[int]:
 
 
 def test_deltalake_round_trip(minio, table_uri):
-    opts = s3_options.delta_rs_options(minio.s3_config)
+    opts = s3_options.object_store_options(minio.s3_config)
     deltalake.write_deltalake(table_uri, ROWS, partition_by=["part"], storage_options=opts)
     deltalake.write_deltalake(table_uri, ROWS, mode="append", storage_options=opts)
     dt = deltalake.DeltaTable(table_uri, storage_options=opts)
@@ -65,7 +65,7 @@ def test_deltalake_round_trip(minio, table_uri):
 
 def test_deltalake_concurrent_create_conflicts(minio, table_uri):
     """delta-rs commits with a conditional put: a second writer of version 0 must fail, not overwrite."""
-    opts = s3_options.delta_rs_options(minio.s3_config)
+    opts = s3_options.object_store_options(minio.s3_config)
     S3Storage(table_uri, minio.s3_config).put_if_absent("_delta_log/00000000000000000000.json", b"{}\n")
     deltalake.write_deltalake(table_uri + "-other", ROWS, storage_options=opts)  # sanity: writes work
     with pytest.raises(Exception):
@@ -74,7 +74,7 @@ def test_deltalake_concurrent_create_conflicts(minio, table_uri):
 
 
 def test_duckdb_reads_and_writes_delta(minio, table_uri, duck):
-    opts = s3_options.delta_rs_options(minio.s3_config)
+    opts = s3_options.object_store_options(minio.s3_config)
     deltalake.write_deltalake(table_uri, ROWS, partition_by=["part"], storage_options=opts)
     assert duck.execute(f"SELECT count(*), sum(id) FROM delta_scan('{table_uri}')").fetchone() == (3, 6)
     duck.execute(f"ATTACH '{table_uri}' AS dt (TYPE delta, READ_ONLY false)")  # remote paths attach read-only by default

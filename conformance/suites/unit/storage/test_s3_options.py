@@ -16,8 +16,8 @@ CFG = S3Config(
 )
 
 
-def test_delta_rs_options():
-    assert s3_options.delta_rs_options(CFG) == {
+def test_object_store_options():
+    assert s3_options.object_store_options(CFG) == {
         "AWS_ENDPOINT_URL": "http://127.0.0.1:9123",
         "AWS_ALLOW_HTTP": "true",
         "AWS_ACCESS_KEY_ID": "AKIDEXAMPLE",
@@ -26,8 +26,8 @@ def test_delta_rs_options():
     }
 
 
-def test_delta_rs_options_for_aws_itself_have_no_endpoint():
-    opts = s3_options.delta_rs_options(S3Config(region="us-east-2", allow_http=False))
+def test_object_store_options_for_aws_itself_have_no_endpoint():
+    opts = s3_options.object_store_options(S3Config(region="us-east-2", allow_http=False))
     assert opts == {"AWS_REGION": "us-east-2", "AWS_ALLOW_HTTP": "false"}
 
 
@@ -67,7 +67,9 @@ def test_duckdb_secret_with_https_endpoint_uses_ssl():
 
 
 def test_pyiceberg_properties():
-    props = s3_options.pyiceberg_properties(CFG)
+    from conformance.formats.iceberg.s3 import pyiceberg_properties
+
+    props = pyiceberg_properties(CFG)
     assert props["s3.endpoint"] == "http://127.0.0.1:9123"
     assert props["s3.access-key-id"] == "AKIDEXAMPLE"
     assert props["s3.secret-access-key"] == "s3cr3t'key"
@@ -105,8 +107,8 @@ def test_s3config_repr_hides_secret():
 
 def test_table_options_round_trip_to_the_config():
     # The harness hands engines delta-rs options in the TableRef; each adapter rebuilds the config.
-    assert s3_options.config_from_options(s3_options.delta_rs_options(CFG)) == CFG
-    lower = {k.lower(): v for k, v in s3_options.delta_rs_options(CFG).items()}
+    assert s3_options.config_from_options(s3_options.object_store_options(CFG)) == CFG
+    lower = {k.lower(): v for k, v in s3_options.object_store_options(CFG).items()}
     assert s3_options.config_from_options(lower) == CFG
     assert s3_options.config_from_options({}) is None and s3_options.config_from_options(None) is None
 
@@ -115,6 +117,6 @@ def test_every_adapter_takes_its_settings_from_the_table_options():
     from conformance.engines._common import s3_config
     from conformance.model import TableRef
 
-    table = TableRef(format="delta", uri="s3://b/t", storage_options=s3_options.delta_rs_options(CFG))
+    table = TableRef(format="delta", uri="s3://b/t", storage_options=s3_options.object_store_options(CFG))
     assert s3_config(table) == CFG
     assert s3_config(TableRef(format="delta", uri="/tmp/t", storage_options={})) is None

@@ -1,0 +1,141 @@
+"""The benchmark harness every format's benchmark uses: fresh-process timing, memory, ratios.
+
+A format's benchmark (its plugin's ``bench`` module) builds a table, then asks each engine to do
+the same work ``repeat`` times, each time in a fresh subprocess (``python -m <module> _measure
+ENGINE PATH``), so one engine's caches and allocator never help or hurt the other and the peak
+resident set size is that process's own. Runs are interleaved so that drift hits every engine
+alike, and the first engine alternates, since the first big process of a run pays for memory the
+(virtual) machine has not handed out yet. ``aggregate`` turns the runs into medians and peaks,
+``compare`` into ratios. Measure here, never in timed tests.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from typing import Any, Callable, Sequence
+
+PROJECT_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def say(msg: str) -> None:
+    """Progress on stderr (the result goes to stdout)."""
+    print(msg, file=sys.stderr, flush=True)
+
+
+def maxrss_mb() -> float:
+    """Peak resident set size of this process in MB.
+
+    Linux keeps ru_maxrss across fork+exec (it starts at the parent's peak), so a child spawned by
+    a big parent would report the parent's figure; VmHWM belongs to this process's own memory map.
+    """
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024.0
+    except OSError:
+        pass
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0  # Linux reports KiB
+
+
+def loadavg() -> list[float] | None:
+    """The machine's load averages when timing began (a busy machine skews wall times)."""
+    try:
+        return [round(x, 2) for x in os.getloadavg()]
+    except OSError:
+        return None
+
+
+def timed(fn: Callable[[], Any]) -> tuple[Any, float, float, float]:
+    """``fn()``'s result, wall seconds, CPU seconds, and the RSS before it ran (imports done)."""
+    baseline = maxrss_mb()
+    t, c = time.perf_counter(), time.process_time()
+    out = fn()
+    return out, time.perf_counter() - t, time.process_time() - c, baseline
+
+
+def measure_in_child(module: str, engine: str, path: str, *, profile: bool = False) -> dict:
+    """Run ``python -m <module> _measure <engine> <path>`` in a fresh process and return its figures
+    (the last stdout line, JSON; a profile before it)."""
+    args = [sys.executable, "-m", module, "_measure", engine, path] + (["--profile"] if profile else [])
+    proc = subprocess.run(args, capture_output=True, text=True, cwd=PROJECT_ROOT)
+    if proc.returncode != 0:
+        return {"engine": engine, "error": (proc.stderr or proc.stdout).strip()[-2000:]}
+    lines = proc.stdout.strip().splitlines()
+    out = json.loads(lines[-1])
+    if profile:
+        out["profile"] = "\n".join(lines[:-1])
+    return out
+
+
+def profile_call(fn: Callable[[str], Any], path: str) -> str:
+    """cProfile of ``fn(path)``: the 25 costliest calls by cumulative and 20 by own time."""
+    import cProfile
+    import io
+    import pstats
+
+    prof = cProfile.Profile()
+    prof.enable()
+    fn(path)
+    prof.disable()
+    buf = io.StringIO()
+    stats = pstats.Stats(prof, stream=buf)
+    stats.sort_stats("cumulative").print_stats(25)
+    stats.sort_stats("tottime").print_stats(20)
+    return buf.getvalue()
+
+
+def interleaved(engines: Sequence[str], repeat: int, child: Callable[[str], dict],
+                show: Callable[[dict], str]) -> dict[str, list[dict]]:
+    """``repeat`` rounds of one child run per engine, the first engine alternating each round."""
+    runs: dict[str, list[dict]] = {e: [] for e in engines}
+    for i in range(repeat):
+        order = list(engines) if i % 2 == 0 else list(reversed(engines))
+        for engine in order:
+            r = child(engine)
+            runs[engine].append(r)
+            say(f"  run {i + 1}/{repeat} {engine}: " + (show(r) if "error" not in r else "ERROR " + r["error"][-300:]))
+    return runs
+
+
+def aggregate(rs: list[dict], keep: Sequence[str] = ()) -> dict:
+    """Medians, all wall times and peaks of one engine's runs (``keep``: fields copied from the first run)."""
+    ok = [r for r in rs if "error" not in r]
+    if not ok:
+        return {"error": rs[0]["error"] if rs else "no runs"}
+    out = {
+        "median_seconds": round(statistics.median(r["seconds"] for r in ok), 4),
+        # CPU time over all threads: less sensitive to a busy machine, but an engine may use several threads.
+        "median_cpu_seconds": round(statistics.median(r["cpu_seconds"] for r in ok), 4),
+        "all_seconds": [round(r["seconds"], 4) for r in ok],
+        "peak_rss_mb": max(r["maxrss_mb"] for r in ok),
+        "baseline_rss_mb": max(r["baseline_rss_mb"] for r in ok),
+    }
+    for key in keep:
+        out[key] = ok[0][key]
+    return out
+
+
+def ratios(ours: dict, peer: dict) -> dict:
+    """``ratio`` (wall) and ``cpu_ratio`` of the reference over the peer (None when a side failed)."""
+    if "median_seconds" not in ours or "median_seconds" not in peer:
+        return {"ratio": None, "cpu_ratio": None}
+    return {
+        "ratio": round(ours["median_seconds"] / peer["median_seconds"], 2) if peer["median_seconds"] else None,
+        "cpu_ratio": round(ours["median_cpu_seconds"] / peer["median_cpu_seconds"], 2) if peer["median_cpu_seconds"] else None,
+    }
+
+
+def engine_line(name: str, r: dict, extra: str = "") -> str:
+    """One summary line for an engine's aggregated runs."""
+    if "error" in r:
+        return f"  {name:9}: ERROR {r['error'][-300:]}"
+    return (f"  {name:9}: median {r['median_seconds']:.3f}s wall, {r['median_cpu_seconds']:.3f}s CPU (runs {r['all_seconds']}), "
+            f"peak RSS {r['peak_rss_mb']} MB (after imports {r['baseline_rss_mb']} MB){extra}")

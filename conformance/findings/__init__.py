@@ -1,0 +1,150 @@
+"""The finding model: a reviewed explanation of a published engine's non-pass, and how cells find theirs.
+
+Each entry says what the engine does (``cause``), which side the spec supports and why
+(``spec``, citing rule ids of the format's rule catalog and the spec section), and the status the
+engine's cells show (``status``: ``fail``, ``error`` or ``unsupported``). One entry covers every
+(case, engine) cell the same cause explains; ``writers`` and ``stores`` narrow it to tables built
+by some writers (Spark's INT96 timestamps) or to object stores (a reader's S3 path handling), and
+``engines=("*",)`` with named writers is a writer-side cause (every reader's cell of a table that
+writer built wrongly). The runner attaches the matching entry to each result dict (key
+``finding``), so a report re-renders without the registry; the cross-engine suite turns a
+registered non-pass into an xfail, an unregistered one into a failure ("triage it"), and an entry
+whose cells now pass into a failure ("stale").
+
+The entries live with their format (``conformance/formats/<format>/findings.py``, the plugin's
+``findings``); this module joins them. Triage a new non-pass: reproduce it with the engine
+directly, read the spec section, then add an entry there (or, if the engine is right, fix the case
+and regenerate goldens). Entries never name the reference engine: a reference non-pass is a kit
+bug, never an explained finding.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any, Iterable, Literal, Mapping
+
+FindingStatus = Literal["fail", "error", "unsupported"]
+Upstream = Literal["engine bug", "engine limitation", "spec ambiguity"]
+FINDING_STATUSES: tuple[str, ...] = ("fail", "error", "unsupported")
+UPSTREAM_KINDS: tuple[str, ...] = ("engine bug", "engine limitation", "spec ambiguity")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Finding:
+    """One cause explaining the non-pass cells of some engines on some cases."""
+
+    id: str  # short stable slug, shown in reports
+    engines: tuple[str, ...]  # the readers whose cells it explains; ("*",) = every reader (a writer-side cause)
+    cases: tuple[str, ...]  # case ids, or fnmatch globs over case ids
+    status: FindingStatus  # the status class the explained cells have
+    cause: str  # one sentence: what the engine does
+    spec: str  # which side the spec supports, and why (quotes the spec where short)
+    rules: tuple[str, ...]  # rule ids from conformance/rules/<format>.md
+    section: str  # the PROTOCOL.md section(s) the spec side rests on
+    upstream: Upstream | None = None
+    versions: Mapping[str, str] = field(default_factory=dict)  # engine -> version(s) it was seen with
+    # Which writers' tables it is about (fnmatch globs over writer names): a reader's cause usually
+    # holds whoever wrote the table; a writer-side cause names the writer and every reader ("*").
+    writers: tuple[str, ...] = ("*",)
+    # Which stores it shows on (``local``, ``minio``, ``s3``): some causes are object-store only.
+    stores: tuple[str, ...] = ("*",)
+
+    @property
+    def side(self) -> str:
+        """``writer`` when the cause lies in how a writer built the table, else ``reader``."""
+        return "writer" if self.engines == ("*",) else "reader"
+
+    def covers(self, case_id: str, engine: str, writer: str = "reference", store: str = "local") -> bool:
+        """Whether this entry is about ``engine`` reading ``case_id`` as written by ``writer`` on ``store``."""
+        return (
+            (engine in self.engines or self.engines == ("*",))
+            and any(fnmatch.fnmatchcase(writer, w) for w in self.writers)
+            and any(fnmatch.fnmatchcase(store, s) for s in self.stores)
+            and any(fnmatch.fnmatchcase(case_id, p) for p in self.cases)
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """The shape attached to a result dict (results.json key ``finding``)."""
+        return {
+            "source": "registry",
+            "id": self.id,
+            "kind": self.upstream or "finding",
+            "status": self.status,
+            "cause": self.cause,
+            "spec": self.spec,
+            "rules": list(self.rules),
+            "section": self.section,
+            "side": self.side,
+            "writers": list(self.writers),
+            "stores": list(self.stores),
+        }
+
+
+@lru_cache(maxsize=None)
+def all_findings() -> tuple[Finding, ...]:
+    """Every registered finding of every format (the plugins' ``findings``), in format order."""
+    from conformance import formats
+
+    out: list[Finding] = []
+    for plugin in formats.all_formats().values():
+        out.extend(plugin.findings_entries())
+    return tuple(out)
+
+
+@lru_cache(maxsize=None)
+def _by_engine() -> dict[str, tuple[Finding, ...]]:
+    out: dict[str, list[Finding]] = {}
+    for f in all_findings():
+        for engine in f.engines:
+            out.setdefault(engine, []).append(f)
+    return {k: tuple(v) for k, v in out.items()}
+
+
+def findings_for(
+    case_id: str, engine: str, registry: Iterable[Finding] | None = None, *, writer: str = "reference",
+    store: str = "local",
+) -> list[Finding]:
+    """Every registered finding about ``engine`` reading ``case_id`` built by ``writer`` on ``store`` (any status)."""
+    if registry is None:
+        index = _by_engine()
+        pool = index.get(engine, ()) + index.get("*", ())
+    else:
+        pool = tuple(registry)
+    return [f for f in pool if f.covers(case_id, engine, writer, store)]
+
+
+def explain(
+    case_id: str, engine: str, status: str, registry: Iterable[Finding] | None = None, *, writer: str = "reference",
+    store: str = "local",
+) -> Finding | None:
+    """The finding that explains ``engine``'s ``status`` on ``case_id`` (built by ``writer``, on ``store``), or None."""
+    for f in findings_for(case_id, engine, registry, writer=writer, store=store):
+        if f.status == status:
+            return f
+    return None
+
+
+def capability_explanation(reasons: str) -> dict[str, Any]:
+    """The ``finding`` dict of an unsupported cell explained by the engine's declared capabilities."""
+    return {
+        "source": "capability",
+        "kind": "declared capability",
+        "status": "unsupported",
+        "cause": reasons,
+        "spec": "Not judged: the engine declares it does not implement what the case needs.",
+        "rules": [],
+    }
+
+
+def not_built_explanation(message: str) -> dict[str, Any]:
+    """The ``finding`` dict of a cell whose table the writer declared it cannot build."""
+    return {
+        "source": "build",
+        "kind": "not built",
+        "status": "unsupported",
+        "cause": message,
+        "spec": "Not judged: no reader saw this table, the writer cannot build it.",
+        "rules": [],
+    }

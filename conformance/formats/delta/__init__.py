@@ -1,0 +1,29 @@
+"""Delta Lake in the harness: cases, findings, facts, engines and drivers (see ``conformance.formats``)."""
+
+from conformance.formats import FormatPlugin
+
+_PKG = __name__
+
+FORMAT = FormatPlugin(
+    name="delta",
+    title="Delta Lake",
+    cases=f"{_PKG}.cases:cases",
+    findings=f"{_PKG}.findings:FINDINGS",
+    reference_format="reference_impl.delta:FORMAT",
+    # facts.py: the keys describe() reports. Properties and features list what must be present
+    # (a writer may add more); the change feed is a set of change rows.
+    metadata_keys={"configuration": "subset", "features": "subset", "changes": "unordered"},
+    engines={
+        "deltalake": f"{_PKG}.engines.deltalake:DeltalakeEngine",
+        "deltalake-datafusion": f"{_PKG}.engines.deltalake:DeltalakeDataFusionEngine",
+    },
+    drivers={
+        "reference": f"{_PKG}.reference",
+        "duckdb": f"{_PKG}.drivers.duckdb",
+        "polars": f"{_PKG}.drivers.polars",
+        "daft": f"{_PKG}.drivers.daft",
+        "spark": f"{_PKG}.drivers.spark",
+    },
+    bench=f"{_PKG}.bench",
+    versions="the commit version of the log (00000000000000000N.json)",
+)
