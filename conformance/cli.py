@@ -156,7 +156,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     try:
         outcome = run(
             cases, engines, store=store, progress=not args.quiet, isolate=not args.in_process,
-            commands=args.engine_cmd or (), timeout=args.timeout, builders=builders,
+            commands=args.engine_cmd or (), timeout=args.timeout, builders=builders, serial=args.serial,
         )
     finally:
         store.close()  # stops a MinIO started for the run (its data goes with it)
@@ -350,6 +350,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
     r.add_argument("--in-process", action="store_true",
                    help="read in this process (faster start; an engine crash then ends the run)")
+    r.add_argument("--serial", action="store_true",
+                   help="one engine at a time, in plan order (by default engines work side by side)")
     r.add_argument("--timeout", type=float, default=300.0, metavar="SECONDS",
                    help="per-cell time limit for an isolated engine (default 300)")
     r.set_defaults(func=cmd_run)

@@ -27,8 +27,10 @@ from __future__ import annotations
 import datetime as _dt
 import fnmatch
 import os
+import queue
 import shutil
 import sys
+import threading
 import time
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping, Sequence, TextIO
@@ -90,12 +92,17 @@ class Progress:
         self.enabled = enabled
         self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
         self.started = time.monotonic()
+        self._last_line = self.started
         self.counts: dict[str, int] = {}
+
+    HEARTBEAT_S = 30.0  # off a terminal, a line at least this often even while no case completes
 
     def cell(self, result: Result) -> None:
         """Count one finished cell and redraw."""
         self.done += 1
         self.counts[result.status] = self.counts.get(result.status, 0) + 1
+        if self.enabled and not self.tty and time.monotonic() - self._last_line > self.HEARTBEAT_S:
+            self._line(f"{result.case} [{result.reader}]")
         if self.enabled and self.tty:
             width = 30
             filled = int(width * self.done / self.total)
@@ -108,8 +115,13 @@ class Progress:
     def case_done(self, case: Case) -> None:
         """Log one finished case when not on a terminal."""
         if self.enabled and not self.tty:
-            self.stream.write(f"[{self.done}/{self.total}] {case.id} ({self._counts()})\n")
-            self.stream.flush()
+            self._line(case.id)
+
+    def _line(self, what: str) -> None:
+        self._last_line = time.monotonic()
+        elapsed = self._last_line - self.started
+        self.stream.write(f"[{self.done}/{self.total} {elapsed:.0f}s] {what} ({self._counts()})\n")
+        self.stream.flush()
 
     def finish(self) -> None:
         """End the bar with the totals and the elapsed time."""
@@ -156,7 +168,7 @@ def _comparison(fmt: str, key: str) -> str:
 def _metadata_mismatches(expected: Mapping[str, Any], actual: Mapping[str, Any], fmt: str = "") -> list[str]:
     """Keys of ``expected`` whose values ``actual`` contradicts (keys ``actual`` lacks are not checked).
 
-    Each key is compared as the format declares (``FormatPlugin.metadata_keys``): ``subset`` (the
+    Each key is compared as the format declares (``FormatPlugin.facts``): ``subset`` (the
     expectation lists what must be present: a map's entries, a list's items), ``unordered``
     (equal in any order) or ``exact``.
     """
@@ -349,6 +361,86 @@ def _case_entry(case: Case) -> dict[str, Any]:
     }
 
 
+class Pending:
+    """Jobs submitted to any lane and not finished. A job's own submissions are counted before it
+    is, so the count reaches zero only when the whole run is done."""
+
+    def __init__(self) -> None:
+        self._count = 0
+        self._cond = threading.Condition()
+
+    def add(self) -> None:
+        with self._cond:
+            self._count += 1
+
+    def done(self) -> None:
+        with self._cond:
+            self._count -= 1
+            if self._count == 0:
+                self._cond.notify_all()
+
+    def wait(self) -> None:
+        """Until no job is left (a Ctrl-C still gets through: the wait wakes every second)."""
+        with self._cond:
+            while self._count:
+                self._cond.wait(1.0)
+
+
+class Lane:
+    """One engine's work, in order: its start, the tables it builds, the cells it reads.
+
+    Every engine has a lane, so an engine never does two things at once, while different engines
+    work side by side (a JVM reading while the Python readers read in their worker processes).
+    ``serial`` lanes run each job as it is submitted, in the caller's thread: the plan's order,
+    one thing at a time.
+    """
+
+    def __init__(self, engine: Engine, *, serial: bool, errors: list[BaseException], pending: "Pending") -> None:
+        self.engine = engine
+        self.serial = serial
+        self.unavailable: str | None = None
+        self.startup: float | None = None
+        self._errors = errors
+        self._pending = pending
+        self._jobs: "queue.Queue[Callable[[], None] | None]" = queue.Queue()
+        self._thread: threading.Thread | None = None
+        if not serial:
+            self._thread = threading.Thread(target=self._loop, name=f"lakeconf-{engine.name}", daemon=True)
+            self._thread.start()
+
+    def submit(self, job: Callable[[], None]) -> None:
+        """Run ``job`` after the jobs submitted before it."""
+        if self.serial:
+            self._guarded(job)
+        else:
+            self._pending.add()
+            self._jobs.put(job)
+
+    def _guarded(self, job: Callable[[], None]) -> None:
+        try:
+            job()
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:  # noqa: BLE001 - a harness bug ends the run with its message, not a hang
+            self._errors.append(exc)
+
+    def _loop(self) -> None:
+        while True:
+            job = self._jobs.get()
+            if job is None:
+                return
+            try:
+                self._guarded(job)
+            finally:
+                self._pending.done()
+
+    def stop(self) -> None:
+        """End the lane's thread (after the jobs already submitted)."""
+        if self._thread is not None:
+            self._jobs.put(None)
+            self._thread.join()
+
+
 def run(
     cases: Sequence[Case],
     engines: Sequence[Engine],
@@ -361,37 +453,23 @@ def run(
     commands: Sequence[str] = (),
     timeout: float | None = None,
     builders: Sequence[Engine] = (),
+    serial: bool = False,
 ) -> RunOutcome:
     """Build and read every case with every engine; return the results document.
 
     ``isolate``: read in one worker process per engine (see ``conformance.isolation``), so a
     crash or a hang (``timeout`` seconds per cell) costs one cell; engines a worker cannot
     rebuild run in-process. ``builders``: engines used only to write (not read), e.g. the
-    reference writer when the selected engines are all readers.
+    reference writer when the selected engines are all readers. Each engine works in its own
+    lane (``Lane``), engines side by side; ``serial`` runs everything in this thread instead, in
+    plan order. The results come out in plan order either way.
     """
     run_started = time.perf_counter()
     if store.s3_config is not None:
         # Whatever an engine echoes back (an error naming its options) is masked in every message.
         register_secret(store.s3_config.access_key_id)
         register_secret(store.s3_config.secret_access_key)
-    unavailable: dict[str, str | None] = {}
-    for engine in [*engines, *builders]:
-        try:
-            unavailable[engine.name] = engine.available()
-        except Exception as exc:  # noqa: BLE001
-            unavailable[engine.name] = f"availability check failed: {exc}"
-    startup: dict[str, float] = {}
-    for engine in [*engines, *builders]:
-        if unavailable.get(engine.name) or engine.name in startup:
-            continue
-        began = time.perf_counter()
-        try:
-            engine.start()
-        except KeyboardInterrupt:
-            raise
-        except BaseException as exc:  # noqa: BLE001 - an engine that cannot start skips its cells, with the reason
-            unavailable[engine.name] = f"start-up failed: {describe_exception(exc)}"
-        startup[engine.name] = round(time.perf_counter() - began, 3)
+    everyone: list[Engine] = list({e.name: e for e in [*engines, *builders]}.values())
 
     def caps(engine: Engine):
         try:
@@ -399,9 +477,32 @@ def run(
         except Exception:  # noqa: BLE001
             return None
 
-    readers = [e for e in engines if caps(e) is not None and caps(e).read]
-    writers = [e for e in [*engines, *builders] if caps(e) is not None and caps(e).write]
+    errors: list[BaseException] = []
+    pending = Pending()
+    lanes = {e.name: Lane(e, serial=serial, errors=errors, pending=pending) for e in everyone}
+    for lane in lanes.values():
+        try:
+            lane.unavailable = lane.engine.available()
+        except Exception as exc:  # noqa: BLE001
+            lane.unavailable = f"availability check failed: {exc}"
 
+    def start(lane: Lane) -> None:
+        if lane.unavailable:
+            return
+        began = time.perf_counter()
+        try:
+            lane.engine.start()
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:  # noqa: BLE001 - an engine that cannot start skips its cells, with the reason
+            lane.unavailable = f"start-up failed: {describe_exception(exc)}"
+        lane.startup = round(time.perf_counter() - began, 3)
+
+    for lane in lanes.values():  # engines start side by side (two JVMs start in the time of one)
+        lane.submit(lambda lane=lane: start(lane))
+
+    readers = [e for e in engines if caps(e) is not None and caps(e).read]
+    writers = [e for e in everyone if caps(e) is not None and caps(e).write]
     plan = []
     for case in cases:
         case_writers = [w for w in writers if case.format in caps(w).write and (case.writers is None or w.name in case.writers)]
@@ -410,27 +511,32 @@ def run(
     total = sum(max(len(ws), 1) * len(rs) * len(c.expected) for c, ws, rs in plan)
     bar = Progress(total, stream=progress_stream, enabled=progress)
 
-    results: list[Result] = []
-    rows: list[dict[str, Any]] = []
-
-    def emit(cell: tuple[Result, dict[str, Any]]) -> None:
-        result, extras = cell
-        results.append(result)
-        rows.append(result.to_dict() | extras)
-        bar.cell(result)
-        if on_result:
-            on_result(result)
-
     workers: dict[str, Any] = {}
     if isolate:
         from conformance.isolation import DEFAULT_TIMEOUT_S, EngineWorker, engine_spec
 
         for reader in readers:
-            if getattr(reader, "in_process", False):
-                continue  # e.g. Spark: one JVM per run, in this process
-            spec = engine_spec(reader, commands) if not unavailable.get(reader.name) else None
+            if getattr(reader, "in_process", False) or lanes[reader.name].unavailable:
+                continue  # e.g. Spark: one JVM per run, in this process (or a worker of its own)
+            spec = engine_spec(reader, commands)
             if spec is not None:
                 workers[reader.name] = EngineWorker(reader.name, spec, commands, timeout or DEFAULT_TIMEOUT_S)
+
+    cells: list[tuple[tuple[int, ...], Result, dict[str, Any]]] = []
+    built_seconds: dict[tuple[str, str], float] = {}
+    lock = threading.Lock()
+    remaining = {c.id: max(len(ws), 1) * len(rs) * len(c.expected) for c, ws, rs in plan}
+
+    def emit(order: tuple[int, ...], case: Case, cell: tuple[Result, dict[str, Any]]) -> None:
+        result, extras = cell
+        with lock:
+            cells.append((order, result, result.to_dict() | extras))
+            bar.cell(result)
+            if on_result:
+                on_result(result)
+            remaining[case.id] -= 1
+            if remaining[case.id] == 0:
+                bar.case_done(case)
 
     def judge(case: Case, exp: Expected, reader: Engine, table: TableRef) -> tuple[str, str, str]:
         worker = workers.get(reader.name)
@@ -438,100 +544,114 @@ def run(
             return worker.check(case, exp, table)
         return check_cell(case, exp, reader, table)
 
-    built_seconds: dict[tuple[str, str], float] = {}
+    def read_job(order, case: Case, writer: Engine, reader: Engine, exp: Expected, table: TableRef,
+                 build_seconds: float) -> Callable[[], None]:
+        def job() -> None:
+            reason = lanes[reader.name].unavailable
+            if reason:
+                emit(order, case, _result(case, writer.name, reader.name, exp, "skip", f"engine unavailable: {reason}"))
+                return
+            mark = _log_mark(reader)
+            started = time.perf_counter()
+            try:
+                status, message, diff = judge(case, exp, reader, table)
+            except KeyboardInterrupt:
+                raise
+            except BaseException as exc:  # noqa: BLE001 - a harness bug must not end the run either
+                status, message, diff = "error", f"harness error: {describe_exception(exc)}", ""
+            seconds = time.perf_counter() - started
+            emit(order, case, _result(
+                case, writer.name, reader.name, exp, status, message, diff=diff, seconds=seconds,
+                build_seconds=build_seconds,
+                finding=explain_cell(case, exp, reader, status, writer=writer.name, store=store.name),
+                engine_log=_log_since(reader, mark) if status in ("fail", "error") else None,
+            ))
+
+        return job
+
+    def build_job(ci: int, wi: int, case: Case, writer: Engine, case_readers: list[Engine]) -> Callable[[], None]:
+        def job() -> None:
+            mark = _log_mark(writer)
+            status, message, table, seconds = _build(case, writer, store, lanes[writer.name].unavailable)
+            with lock:
+                built_seconds[(writer.name, case.id)] = seconds
+            build_log = _log_since(writer, mark) if status == "error" else None
+            for ri, reader in enumerate(case_readers):
+                for ei, exp in enumerate(case.expected):
+                    order = (ci, wi, ri, ei)
+                    if status is None:
+                        lanes[reader.name].submit(read_job(order, case, writer, reader, exp, table, seconds))
+                        continue
+                    if status == "unsupported":
+                        why = not_built_explanation(message)
+                    else:  # a writer-side finding may explain a build error (every reader's cell)
+                        why = explain_cell(case, exp, reader, status, writer=writer.name, store=store.name)
+                    emit(order, case, _result(case, writer.name, reader.name, exp, status, message, seconds=0.0,
+                                              finding=why, engine_log=build_log))
+
+        return job
+
     try:
-        _run_plan(plan, store, unavailable, emit, bar, judge, built_seconds)
+        for ci, (case, case_writers, case_readers) in enumerate(plan):
+            if not case_writers:
+                why = (
+                    f"no selected engine writes {case.format}"
+                    if case.writers is None
+                    else f"case is built only by {', '.join(case.writers)}, none selected"
+                )
+                for ri, reader in enumerate(case_readers):
+                    for ei, exp in enumerate(case.expected):
+                        emit((ci, 0, ri, ei), case, _result(case, "none", reader.name, exp, "skip", why))
+                continue
+            for wi, writer in enumerate(case_writers):
+                lanes[writer.name].submit(build_job(ci, wi, case, writer, case_readers))
+        pending.wait()
     finally:
+        for lane in lanes.values():
+            lane.stop()
         for worker in workers.values():
             worker.close()
+    if errors:
+        raise errors[0]
     bar.finish()
 
-    for engine in [*engines, *builders]:
+    for engine in everyone:
         try:
             engine.close()
         except Exception:  # noqa: BLE001 - closing is best effort
             pass
 
+    cells.sort(key=lambda c: c[0])
+    results = [r for _, r, _ in cells]
+    rows = [row for _, _, row in cells]
     build_seconds: dict[str, float] = {}
     read_seconds: dict[str, float] = {}
     for row in rows:
         read_seconds[row["reader"]] = read_seconds.get(row["reader"], 0.0) + row["seconds"]
     for (writer, _case), seconds in built_seconds.items():
         build_seconds[writer] = build_seconds.get(writer, 0.0) + seconds
+    names = {e.name for e in engines}
     document = {
         "schema_version": SCHEMA_VERSION,
         "generated_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         # The store's kind and root only: endpoint credentials never enter results.json.
         "store": store.name,
         "store_root": store.root,
-        "engine_startup_seconds": startup,
+        "engine_startup_seconds": {name: lane.startup for name, lane in lanes.items() if lane.startup is not None},
         "store_startup_seconds": None if store.startup_seconds is None else round(store.startup_seconds, 3),
         "timing": {
             "run_seconds": round(time.perf_counter() - run_started, 3),
             "build_seconds": {k: round(v, 3) for k, v in build_seconds.items()},
             "read_seconds": {k: round(v, 3) for k, v in read_seconds.items()},
+            "parallel": not serial,
         },
         "isolated": sorted(workers),
-        "engines": [_engine_entry(e, unavailable.get(e.name)) for e in engines]
-        + [_engine_entry(e, unavailable.get(e.name)) | {"roles": ["writer"]} for e in builders],
+        "engines": [_engine_entry(e, lanes[e.name].unavailable) for e in engines]
+        + [_engine_entry(e, lanes[e.name].unavailable) | {"roles": ["writer"]} for e in builders if e.name not in names],
         "results": rows,
         "cases": {c.id: _case_entry(c) for c in cases},
     }
     return RunOutcome(document=document, results=results)
-
-
-def _run_plan(plan, store: Store, unavailable: Mapping[str, str | None], emit, bar: Progress, judge,
-              built_seconds: dict[tuple[str, str], float]) -> None:
-    """The loop over cases, writers, readers and expected versions."""
-    for case, case_writers, case_readers in plan:
-        if not case_writers:
-            why = (
-                f"no selected engine writes {case.format}"
-                if case.writers is None
-                else f"case is built only by {', '.join(case.writers)}, none selected"
-            )
-            for reader in case_readers:
-                for exp in case.expected:
-                    emit(_result(case, "none", reader.name, exp, "skip", why))
-            bar.case_done(case)
-            continue
-        for writer in case_writers:
-            mark = _log_mark(writer)
-            build_status, build_message, table, build_seconds = _build(case, writer, store, unavailable.get(writer.name))
-            built_seconds[(writer.name, case.id)] = build_seconds
-            build_log = _log_since(writer, mark) if build_status == "error" else None
-            for reader in case_readers:
-                for exp in case.expected:
-                    if build_status is not None:
-                        if build_status == "unsupported":
-                            why = not_built_explanation(build_message)
-                        else:  # a writer-side finding may explain a build error (every reader's cell)
-                            why = explain_cell(case, exp, reader, build_status, writer=writer.name, store=store.name)
-                        emit(_result(case, writer.name, reader.name, exp, build_status, build_message, seconds=0.0,
-                                     finding=why, engine_log=build_log))
-                        continue
-                    reason = unavailable.get(reader.name)
-                    if reason:
-                        emit(_result(case, writer.name, reader.name, exp, "skip", f"engine unavailable: {reason}"))
-                        continue
-                    mark = _log_mark(reader)
-                    started = time.perf_counter()
-                    try:
-                        status, message, diff = judge(case, exp, reader, table)
-                    except KeyboardInterrupt:
-                        raise
-                    except BaseException as exc:  # noqa: BLE001 - a harness bug must not end the run either
-                        status, message, diff = "error", f"harness error: {describe_exception(exc)}", ""
-                    seconds = time.perf_counter() - started
-                    emit(
-                        _result(
-                            case, writer.name, reader.name, exp, status, message, diff=diff,
-                            seconds=seconds, build_seconds=build_seconds,
-                            finding=explain_cell(case, exp, reader, status, writer=writer.name, store=store.name),
-                            engine_log=_log_since(reader, mark) if status in ("fail", "error") else None,
-                        )
-                    )
-        bar.case_done(case)
 
 
 _LOG_MAX = 4000  # characters of an engine's own log kept with a failed cell

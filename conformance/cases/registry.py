@@ -35,6 +35,16 @@ def rule_ids(fmt: str) -> frozenset[str]:
     return frozenset(_RULE_ROW.findall(path.read_text(encoding="utf-8")))
 
 
+def _declared_facts(fmt: str) -> frozenset[str]:
+    """The fact keys a format's describe() reports (empty: the format declares none)."""
+    from conformance import formats
+
+    try:
+        return frozenset(formats.get(fmt).facts)
+    except KeyError:
+        return frozenset()
+
+
 def _check(cases: list[Case]) -> None:
     problems: list[str] = []
     seen: set[str] = set()
@@ -52,7 +62,11 @@ def _check(cases: list[Case]) -> None:
                 problems.append(f"{c.id}: rule {r} is not in the {c.format} rule catalog")
         if not c.expected:
             problems.append(f"{c.id}: declares no expectation")
+        declared = _declared_facts(c.format)
         for e in c.expected:
+            unknown = sorted(set(e.metadata) - declared) if declared else []
+            if unknown:
+                problems.append(f"{c.id}: metadata keys {unknown} are not facts the {c.format} format declares")
             if (e.rows is None) == (e.error is None):
                 problems.append(f"{c.id}: each expectation needs exactly one of rows / error")
             if sum(x is not None for x in (e.version, e.timestamp, e.ref)) > 1:

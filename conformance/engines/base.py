@@ -110,7 +110,7 @@ class Engine(ABC):
         self, table: TableRef, *, at: int | None = None, timestamp: str | None = None, ref: str | None = None
     ) -> dict | None:
         """The format's own facts at a version (protocol, partitioning, ...), or ``None`` if the
-        engine cannot tell. Keys are those the format declares (its plugin's ``metadata_keys``,
+        engine cannot tell. Keys are those the format declares (its plugin's ``facts``,
         the keys of the corpus' ``Expected.metadata``); the harness checks only keys both sides have."""
         return None
 

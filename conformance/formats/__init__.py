@@ -49,8 +49,9 @@ class FormatPlugin:
     cases: str  # "module:function" returning the format's cases
     findings: str | None = None  # "module:FINDINGS": its reviewed findings
     reference_format: str | None = None  # "module:FORMAT": the reference_impl.formats.Format
-    # describe() fact key -> how it is compared (keys absent here are compared exactly).
-    metadata_keys: Mapping[str, Comparison] = field(default_factory=dict)
+    # Every key the format's describe() reports (its facts), and how each is compared with a case's
+    # Expected.metadata; the case registry refuses an expectation naming a key not declared here.
+    facts: Mapping[str, Comparison] = field(default_factory=dict)
     engines: Mapping[str, str] = field(default_factory=dict)  # engine name -> "module:Class" (engines of this format only)
     drivers: Mapping[str, str] = field(default_factory=dict)  # multi-format engine family -> driver "module[:attr]"
     bench: str | None = None  # module with main(argv) -> exit code (``lakeconf bench <format>``)
@@ -81,7 +82,7 @@ class FormatPlugin:
 
     def comparison(self, key: str) -> Comparison:
         """How fact ``key`` is compared."""
-        return self.metadata_keys.get(key, "exact")
+        return self.facts.get(key, "exact")
 
 
 class FormatRegistryError(Exception):

@@ -9,7 +9,8 @@ records the resolved jar list, so later sessions start offline. Settings:
 * LAKECONF_SPARK_MASTER (default ``local[2]``);
 * LAKECONF_SPARK_FORMATS (default: every format with a runtime for the line): the runtimes put
   on the classpath; one session serves them all, their SQL extensions side by side;
-* LAKECONF_SPARK_S3 (default ``1``: add hadoop-aws + the AWS SDK so ``s3a://`` works).
+* LAKECONF_SPARK_S3 (default ``1``: add hadoop-aws + the AWS SDK so ``s3a://`` works);
+* LAKECONF_SPARK_CONF: more settings, ``key=value`` separated by ``;`` (they win over the kit's).
 
 Spark's own log goes to a file (WARN and above), never to the results; an error message carries
 the Java exception's first lines only.
@@ -106,6 +107,12 @@ def packages(line: lines.SparkLine, formats: Sequence[str], *, s3: bool = False)
     return out
 
 
+def java_options(formats: Sequence[str]) -> list[str]:
+    """JVM options the formats' drivers ask for (``JAVA_OPTIONS``: system properties their runtimes read)."""
+    found = drivers()
+    return [opt for fmt in formats for opt in getattr(found.get(fmt), "JAVA_OPTIONS", ())]
+
+
 def format_conf(line: lines.SparkLine, formats: Sequence[str]) -> dict[str, str]:
     """Spark settings the formats need (their drivers' ``SESSION_CONF``); SQL extensions of several
     formats are joined with commas in extension order; for any other key the first format wins."""
@@ -186,17 +193,35 @@ def settings(
         "spark.ui.enabled": "false",
         "spark.ui.showConsoleProgress": "false",
         "spark.sql.session.timeZone": "UTC",
-        "spark.sql.shuffle.partitions": "2",
+        "spark.sql.shuffle.partitions": "1",
         "spark.default.parallelism": "2",
         "spark.jars.ivy": ivy_dir(),
-        "spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile=file:{log_conf} -Duser.timezone=UTC",
+        "spark.driver.extraJavaOptions": " ".join(
+            [f"-Dlog4j2.configurationFile=file:{log_conf}", "-Duser.timezone=UTC", *java_options(formats),
+             *os.environ.get("LAKECONF_SPARK_JAVA_OPTS", "").split()]
+        ),
         "spark.sql.execution.arrow.pyspark.enabled": "true",
+        # One session reads and writes thousands of small tables: a bigger heap than the 1 GiB default,
+        # and no history of past queries kept for a UI nobody opens (it filled the heap by the end
+        # of a main job, measured), or the JVM spends its time collecting garbage and then dies.
+        "spark.driver.memory": os.environ.get("LAKECONF_SPARK_DRIVER_MEMORY", "2g"),
+        "spark.sql.ui.retainedExecutions": "20",
+        "spark.ui.retainedJobs": "20",
+        "spark.ui.retainedStages": "20",
+        "spark.ui.retainedTasks": "200",
+        "spark.ui.dagGraph.retainedRootRDDs": "20",
+        # Tiny tables: adaptive planning and shuffle partitions cost more than they save (5%, measured).
+        "spark.sql.adaptive.enabled": "false",
     }
     if jars:
         conf["spark.jars"] = ",".join(jars)
     else:
         conf["spark.jars.packages"] = ",".join(packages(line, formats, s3=s3))
     conf.update(format_conf(line, formats))
+    for item in os.environ.get("LAKECONF_SPARK_CONF", "").split(";"):
+        key, sep, value = item.partition("=")
+        if sep and key.strip():
+            conf[key.strip()] = value.strip()
     return conf
 
 

@@ -93,8 +93,10 @@ def dataframe(spark, rows: pa.Table):
     which turns nullable integers into floats and drops time zones), so there the rows are written
     to a Parquet file of the session's scratch directory and read back: Parquet carries every
     type, nested ones included, and its timestamps keep their UTC-adjusted flag (Spark 3.5 reads
-    a zone-less one as TIMESTAMP_NTZ). The file stays until the session stops, since Spark reads
-    it lazily.
+    a zone-less one as TIMESTAMP_NTZ). The file is proleptic Gregorian by construction, so it is
+    read as such (``CORRECTED``): without the option Spark 3.5 refuses dates before 1582 in files it
+    did not write, which is its behaviour on a table, not the rows a case hands it. The file stays
+    until the session stops, since Spark reads it lazily.
     """
     import pyspark
 
@@ -109,7 +111,8 @@ def dataframe(spark, rows: pa.Table):
     scratch = session.scratch_dir()
     path = os.path.join(scratch, f"rows-{uuid.uuid4().hex}.parquet")
     pq.write_table(rows, path)
-    return spark.read.parquet("file://" + path)
+    reader = spark.read.option("datetimeRebaseMode", "CORRECTED").option("int96RebaseMode", "CORRECTED")
+    return reader.parquet("file://" + path)
 
 
 def select_columns(df, columns):

@@ -1,6 +1,7 @@
 """Delta Lake in the harness: cases, findings, facts, engines and drivers (see ``conformance.formats``)."""
 
 from conformance.formats import FormatPlugin
+from conformance.formats.delta.facts import FACTS
 
 _PKG = __name__
 
@@ -10,9 +11,7 @@ FORMAT = FormatPlugin(
     cases=f"{_PKG}.cases:cases",
     findings=f"{_PKG}.findings:FINDINGS",
     reference_format="reference_impl.delta:FORMAT",
-    # facts.py: the keys describe() reports. Properties and features list what must be present
-    # (a writer may add more); the change feed is a set of change rows.
-    metadata_keys={"configuration": "subset", "features": "subset", "changes": "unordered"},
+    facts=FACTS,
     engines={
         "deltalake": f"{_PKG}.engines.deltalake:DeltalakeEngine",
         "deltalake-datafusion": f"{_PKG}.engines.deltalake:DeltalakeDataFusionEngine",

@@ -10,6 +10,14 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Mapping
 
+# The keys ``describe`` reports and how the harness compares each with a case's expectation:
+# properties and features list what must be present (a writer may add more); the change feed is a
+# set of change rows (``changes``: the reference reports it for tables with the change data feed).
+FACTS = {
+    "version": "exact", "protocol": "exact", "features": "subset", "partition_columns": "exact",
+    "configuration": "subset", "txns": "exact", "domains": "exact", "changes": "unordered",
+}
+
 # "Table Features" / "Protocol Evolution": what legacy (reader, writer) versions imply.
 _LEGACY_WRITER = {
     2: ("appendOnly", "invariants"),

@@ -11,7 +11,10 @@ _DELTA_RS = "1.6.6"
 _SEEN_ALL = {
     "deltalake": _DELTA_RS, "deltalake-datafusion": _DELTA_RS, "duckdb": "1.5.5 (delta extension 1.5.5)",
     "polars": "1.44.2", "daft": "0.7.26", "spark": "spark 4.0.5 / delta-spark 4.4.0",
+    "spark-3.5": "spark 3.5.9 / delta-spark 3.3.2",
 }
+# Both pinned Spark lines, where a cause was seen on each (delta-spark 4.4.0 and 3.3.2 share it).
+_SPARKS = ("spark", "spark-3.5")
 _S3_STORES = ("minio", "s3")
 
 
@@ -194,7 +197,7 @@ FINDINGS: tuple[Finding, ...] = (
         versions=_seen("deltalake"),
         # delta-rs's own writer commits that value as '0.-50' and fails the build
         # (deltalake-writes-garbled-negative-decimal-partition), so its tables never reach this read.
-        writers=("reference", "spark"),
+        writers=("reference", "spark", "spark-3.5"),
     ),
     Finding(
         id="datafusion-empty-string-partition-not-null",
@@ -357,6 +360,26 @@ FINDINGS: tuple[Finding, ...] = (
         versions=_seen("deltalake-datafusion", "polars", "daft"),
         writers=("spark",),
     ),
+    # ---------------------------------------------------------------- Spark-written tables
+    Finding(
+        id="spark35-refuses-to-write-ancient-dates",
+        engines=("*",),
+        writers=("spark-3.5",),
+        cases=("delta/all-primitive-types",),
+        status="error",
+        cause=(
+            "Spark 3.5 refuses to write dates before 1582-10-15 and timestamps before 1900 to Parquet "
+            "('INCONSISTENT_BEHAVIOR_CROSS_VERSION.WRITE_ANCIENT_DATETIME') unless the user sets "
+            "spark.sql.parquet.datetimeRebaseModeInWrite, so the table is never built; Spark 4.0 writes them."
+        ),
+        spec=(
+            "The spec supports the rows the case writes: date and timestamp range over years 0001..9999, stored "
+            "as proleptic Gregorian Parquet values; the refusal is a default of the engine."
+        ),
+        rules=("DELTA-SCHEMA-006",),
+        section="Primitive Types",
+        upstream="engine limitation",
+    ),
     # ---------------------------------------------------------------- delta-rs-written tables
     Finding(
         id="deltalake-writes-binary-partition-as-escape-text",
@@ -421,8 +444,49 @@ FINDINGS: tuple[Finding, ...] = (
     ),
     # ---------------------------------------------------------------- Spark as a reader
     Finding(
+        id="delta-spark-3-lacks-variant-type-delta-rs-lists",
+        engines=("spark-3.5",),
+        writers=("deltalake",),
+        cases=("delta/deletion-vectors", "delta/deletion-vectors-shared-file", "delta/checkpoint-with-deletion-vectors"),
+        status="unsupported",
+        cause=(
+            "delta-rs 1.6.6 lists the variantType reader and writer feature in the protocol of every table it creates "
+            "with deletion vectors, though no column is a variant; delta-spark 3.3.2 (Spark 3.5) does not implement "
+            "variantType and refuses the table ('requires reader table feature(s) that are unsupported: variantType')."
+        ),
+        spec=(
+            "Both sides keep the letter of the spec: a reader must refuse a table whose readerFeatures lists a feature "
+            "it does not implement, and nothing forbids a writer to list a supported feature the table does not use; "
+            "the gap is delta-spark 3.3's missing variant support, made visible by delta-rs's needless feature."
+        ),
+        rules=("DELTA-FEATURE-004", "DELTA-FEATURE-005"),
+        section="Table Features; Variant Data Type",
+        upstream="engine limitation",
+        versions=_seen("spark-3.5"),
+    ),
+    Finding(
+        id="spark35-refuses-ancient-dates",
+        engines=("spark-3.5",),
+        cases=("delta/all-primitive-types",),
+        status="error",
+        cause=(
+            "Spark 3.5 refuses to read dates before 1582-10-15 and timestamps before 1900 from Parquet files it "
+            "did not write ('INCONSISTENT_BEHAVIOR_CROSS_VERSION.READ_ANCIENT_DATETIME') unless the user sets "
+            "spark.sql.parquet.datetimeRebaseModeInRead; Spark 4.0 reads them (its default is CORRECTED)."
+        ),
+        spec=(
+            "The spec supports the expected rows: date and timestamp range over years 0001..9999 and Parquet "
+            "DATE/TIMESTAMP values are proleptic Gregorian, so the values are well defined; the refusal is a "
+            "default of the engine, not a property of the table."
+        ),
+        rules=("DELTA-SCHEMA-006", "DELTA-READER-002"),
+        section="Primitive Types; Delta Data Type to Parquet Type Mappings",
+        upstream="engine limitation",
+        versions=_seen("spark-3.5"),
+    ),
+    Finding(
         id="spark-accepts-unpadded-commit-name",
-        engines=("spark",),
+        engines=_SPARKS,
         cases=("delta/unpadded-commit-name",),
         status="fail",
         cause=(
@@ -436,11 +500,11 @@ FINDINGS: tuple[Finding, ...] = (
         rules=("DELTA-LOG-004",),
         section="Delta Log Entries",
         upstream="engine bug",
-        versions=_seen("spark"),
+        versions=_seen(*_SPARKS),
     ),
     Finding(
         id="spark-empty-string-partition-not-null",
-        engines=("spark",),
+        engines=_SPARKS,
         cases=("delta/partition-empty-string-is-null",),
         status="fail",
         cause="Spark returns '' for a string partition column whose partitionValues entry is the empty string.",
@@ -448,11 +512,11 @@ FINDINGS: tuple[Finding, ...] = (
         rules=("DELTA-PART-001",),
         section="Partition Value Serialization",
         upstream="engine bug",
-        versions=_seen("spark"),
+        versions=_seen(*_SPARKS),
     ),
     Finding(
         id="spark-drops-void-column",
-        engines=("spark",),
+        engines=_SPARKS,
         cases=("delta/void-column",),
         status="fail",
         cause="Spark leaves the void (NullType) column out of the DataFrame it reads, so the result lacks the column.",
@@ -463,11 +527,11 @@ FINDINGS: tuple[Finding, ...] = (
         rules=("DELTA-SCHEMA-010",),
         section="Schema Serialization Format > Primitive Types > Void Type",
         upstream="engine limitation",
-        versions=_seen("spark"),
+        versions=_seen(*_SPARKS),
     ),
     Finding(
         id="spark-honours-column-mapping-without-feature",
-        engines=("spark",),
+        engines=_SPARKS,
         cases=("delta/column-mapping-mode-without-feature",),
         status="error",
         cause=(
@@ -481,7 +545,7 @@ FINDINGS: tuple[Finding, ...] = (
         rules=("DELTA-COLMAP-002",),
         section="Column Mapping",
         upstream="engine bug",
-        versions=_seen("spark"),
+        versions=_seen(*_SPARKS),
     ),
     Finding(
         id="spark-timestamp-travel-limited-by-retention",
@@ -504,7 +568,7 @@ FINDINGS: tuple[Finding, ...] = (
     ),
     Finding(
         id="spark-loads-latest-snapshot-first",
-        engines=("spark",),
+        engines=_SPARKS,
         cases=("delta/neg-malformed-json", "delta/neg-version-gap"),
         status="error",
         cause=(
@@ -518,11 +582,11 @@ FINDINGS: tuple[Finding, ...] = (
         rules=("DELTA-LOG-001", "DELTA-LOG-005"),
         section="Delta Table Specification; Delta Log Entries",
         upstream="engine limitation",
-        versions=_seen("spark"),
+        versions=_seen(*_SPARKS),
     ),
     Finding(
         id="spark-accepts-two-metadata-in-one-commit",
-        engines=("spark",),
+        engines=_SPARKS,
         cases=("delta/neg-two-metadata-in-commit",),
         status="fail",
         cause="delta-spark keeps one of the two metaData actions of a commit and reads the table without complaint.",
@@ -534,7 +598,7 @@ FINDINGS: tuple[Finding, ...] = (
         rules=("DELTA-ACTION-003", "DELTA-REPLAY-002"),
         section="Change Metadata; Action Reconciliation",
         upstream="spec ambiguity",
-        versions=_seen("spark"),
+        versions=_seen(*_SPARKS),
     ),
     # ---------------------------------------------------------------- declared capabilities
     Finding(

@@ -1,6 +1,7 @@
 """Apache Iceberg in the harness: cases, findings, facts, engines and drivers (see ``conformance.formats``)."""
 
 from conformance.formats import FormatPlugin
+from conformance.formats.iceberg.facts import FACTS
 
 _PKG = __name__
 
@@ -10,8 +11,7 @@ FORMAT = FormatPlugin(
     cases=f"{_PKG}.cases:cases",
     findings=f"{_PKG}.findings:FINDINGS",
     reference_format="reference_impl.iceberg:FORMAT",
-    # facts.py: the keys describe() reports; table properties list what must be present.
-    metadata_keys={"properties": "subset"},
+    facts=FACTS,
     engines={
         "pyiceberg": f"{_PKG}.engines.pyiceberg:PyIcebergEngine",
         "pyiceberg-core": f"{_PKG}.engines.pyiceberg_core:PyIcebergCoreEngine",

@@ -396,6 +396,14 @@ def partition_expression(transform: str, columns: str | Iterable[str]) -> str:
     return f"{t}({cols})"
 
 
+# The keys ``describe`` reports and how the harness compares each with a case's expectation (table
+# properties list what must be present: an engine may add its own).
+FACTS = {
+    "format_version": "exact", "partition_spec": "exact", "schema_id": "exact", "properties": "subset",
+    "refs": "exact", "operation": "exact",
+}
+
+
 def facts(
     *,
     format_version: int,

@@ -25,7 +25,10 @@ _SEEN_ALL = {
     "polars": f"1.44.2 (pyiceberg {_PYICEBERG})",
     "daft": f"0.7.26 (pyiceberg {_PYICEBERG})",
     "spark": "spark 4.0.5 / iceberg-spark-runtime 1.11.0",
+    "spark-3.5": "spark 3.5.9 / iceberg-spark-runtime 1.12.0",
 }
+# Both pinned Spark lines, where a cause was seen on each (iceberg-spark 1.11.0 and 1.12.0 share it).
+_SPARKS = ("spark", "spark-3.5")
 _VIA_PYICEBERG = ("pyiceberg", "polars", "daft")
 
 
@@ -347,7 +350,7 @@ FINDINGS: tuple[Finding, ...] = (
     # ---------------------------------------------------------------- Spark as a reader
     Finding(
         id="spark-explicit-null-initial-default-crash",
-        engines=("spark",),
+        engines=_SPARKS,
         cases=("iceberg/v3-schema-evolution",),
         status="error",
         cause=(
@@ -365,11 +368,11 @@ FINDINGS: tuple[Finding, ...] = (
         rules=("ICEBERG-SCHEMA-023", "ICEBERG-SCHEMA-016", "ICEBERG-SCHEMA-024"),
         section="Schemas and Data Types > Default values; Schema Evolution",
         upstream="engine bug",
-        versions=_seen("spark"),
+        versions=_seen(*_SPARKS),
     ),
     Finding(
         id="spark-struct-initial-default-refused",
-        engines=("spark",),
+        engines=_SPARKS,
         cases=("iceberg/v3-initial-defaults-every-type",),
         status="error",
         cause=(
@@ -386,11 +389,11 @@ FINDINGS: tuple[Finding, ...] = (
         rules=("ICEBERG-SCHEMA-021", "ICEBERG-SCHEMA-013"),
         section="Schemas and Data Types > Default values",
         upstream="engine bug",
-        versions=_seen("spark"),
+        versions=_seen(*_SPARKS),
     ),
     Finding(
         id="spark-date-to-timestamp-promotion-crash",
-        engines=("spark",),
+        engines=_SPARKS,
         cases=("iceberg/v3-promote-date-to-timestamp",),
         status="error",
         cause=(
@@ -407,11 +410,11 @@ FINDINGS: tuple[Finding, ...] = (
         rules=("ICEBERG-EVOL-003", "ICEBERG-EVOL-014"),
         section="Schemas and Data Types > Schema Evolution",
         upstream="engine limitation",
-        versions=_seen("spark"),
+        versions=_seen(*_SPARKS),
     ),
     Finding(
         id="spark-no-time-type",
-        engines=("spark",),
+        engines=_SPARKS,
         cases=("iceberg/v2-uuid-time-fixed",),
         status="unsupported",
         cause=(
@@ -425,7 +428,7 @@ FINDINGS: tuple[Finding, ...] = (
         rules=("ICEBERG-TYPE-005",),
         section="Schemas and Data Types > Primitive Types",
         upstream="engine limitation",
-        versions=_seen("spark"),
+        versions=_seen(*_SPARKS),
     ),
     # ---------------------------------------------------------------- tables written by PyIceberg or Spark
     Finding(
@@ -449,11 +452,11 @@ FINDINGS: tuple[Finding, ...] = (
     Finding(
         id="writes-invalid-avro-partition-names",
         engines=("*",),
-        writers=("pyiceberg", "spark"),
+        writers=("pyiceberg", "spark", "spark-3.5"),
         cases=("iceberg/v2-special-column-names",),
         status="error",
         cause=(
-            "PyIceberg 0.12's and Iceberg-Java 1.11's (Spark's) manifest writers name the partition tuple's Avro field "
+            "PyIceberg 0.12's and Iceberg-Java 1.11's and 1.12's (Spark's) manifest writers name the partition tuple's Avro field "
             "after the partition field 'ünï' unsanitized (both do sanitize a leading digit: '1st_bucket' -> "
             "'_1st_bucket'; Java keeps any Unicode letter), which is not a valid Avro name: iceberg-rust refuses the "
             "manifest ('Invalid field name ünï'), DuckDB aborts (SIGABRT after 'Cannot parse file header: Invalid "

@@ -157,7 +157,7 @@ def toy(tmp_path):
     catalog.write_text(CATALOG)
     plugin = format_registry.FormatPlugin(
         name="toy", title="Toy", cases=f"{__name__}:cases", reference_format=f"{__name__}:FORMAT",
-        metadata_keys={"tags": "subset"}, drivers={"reference": __name__}, rules_catalog=str(catalog),
+        facts={"version": "exact", "tags": "subset"}, drivers={"reference": __name__}, rules_catalog=str(catalog),
         versions="the commit number in _toy/",
     )
     format_registry.register(plugin)
@@ -252,3 +252,12 @@ def _is_shared(rel: Path) -> bool:
         # The suites of the shared machinery; the unit/property/spark suites test formats by name.
         return len(parts) == 3 or parts[2] in ("golden", "cross_engine")
     return True
+
+
+def test_the_registry_refuses_a_fact_the_format_does_not_declare(toy):
+    from conformance.cases.registry import RegistryError, _check
+
+    bad = Case(id="toy/typo", format="toy", description="", rules=("TOY-LOG-001",), steps=(),
+               expected=(Expected(rows=_rows(), metadata={"versoin": 1}),))
+    with pytest.raises(RegistryError, match=r"metadata keys \['versoin'\] are not facts the toy format declares"):
+        _check([bad])

@@ -8,6 +8,7 @@ import signal
 import time
 
 import pyarrow as pa
+import pytest
 
 from conformance.engines.base import Capabilities, Engine
 from conformance.isolation import EngineWorker, engine_spec
@@ -91,3 +92,66 @@ def test_run_survives_a_segfaulting_reader(tmp_path):
     assert got["fake/segv"][0] == "error" and "crashed" in got["fake/segv"][1]
     assert got["fake/ok"] == ("pass", "")
     assert out.document["isolated"] == ["moody"]
+
+
+class Remote(Engine):
+    """An engine driven through a worker, as a Spark line of another interpreter is."""
+
+    name = "remote"
+
+    def __init__(self, flavour: str = "plain"):
+        self.flavour = flavour
+
+    def version(self):
+        return f"remote {self.flavour}"
+
+    def capabilities(self):
+        return Capabilities(read=frozenset({"fake"}), write=frozenset({"fake"}), read_features={"fake": None},
+                            write_steps={"fake": frozenset({"Create"})}, unsupported={"fake": {"x": "no x"}})
+
+    def read(self, table, *, at=None, timestamp=None, ref=None, columns=None):
+        from reference_impl.errors import InvalidTable, Unsupported
+
+        if table.uri.endswith("invalid"):
+            raise InvalidTable("broken here")
+        if table.uri.endswith("unsupported"):
+            raise Unsupported("needs y", feature="y")
+        if table.uri.endswith("boom"):
+            raise KeyError("boom")
+        return pa.table({"at": [at], "ref": [ref], "flavour": [self.flavour]})
+
+    def write(self, table, steps):
+        with open(table.uri, "w") as fh:
+            fh.write(",".join(type(s).__name__ for s in steps))
+
+
+def test_remote_engine_forwards_every_call_and_keeps_error_kinds(tmp_path):
+    from conformance.isolation import RemoteEngine, RemoteError
+    from conformance.model import Create
+    from reference_impl.errors import InvalidTable, Unsupported
+
+    engine = RemoteEngine("remote", ("class", f"{__name__}:Remote", {"flavour": "kw"}), python=None)
+    try:
+        assert engine.available() is None and engine.version() == "remote kw" and engine.in_process
+        assert engine.capabilities().reason("fake", "x") == "no x"
+        got = engine.read(TableRef(format="fake", uri="/t/ok"), at=2, ref="dev")
+        assert got.to_pylist() == [{"at": 2, "ref": "dev", "flavour": "kw"}]
+        with pytest.raises(InvalidTable, match="broken here"):
+            engine.read(TableRef(format="fake", uri="/t/invalid"))
+        with pytest.raises(Unsupported, match="needs y") as info:
+            engine.read(TableRef(format="fake", uri="/t/unsupported"))
+        assert info.value.feature == "y"
+        with pytest.raises(RemoteError, match="KeyError: 'boom'"):
+            engine.read(TableRef(format="fake", uri="/t/boom"))
+        target = tmp_path / "written"
+        engine.write(TableRef(format="fake", uri=str(target)), [Create(schema=pa.schema([("x", pa.int64())]))])
+        assert target.read_text() == "Create"
+    finally:
+        engine.close()
+
+
+def test_remote_engine_without_an_interpreter_says_how_to_get_one():
+    from conformance.isolation import RemoteEngine
+
+    engine = RemoteEngine("far", ("class", f"{__name__}:Remote"), python=None, unavailable="run the setup command")
+    assert engine.available() == "run the setup command" and engine.capabilities().read == frozenset()

@@ -30,7 +30,7 @@ VENDOR = textwrap.dedent(
         print("needs feature X", file=sys.stderr); sys.exit(3)
     if "crash" in uri:
         print("segfault-ish", file=sys.stderr); sys.exit(139)
-    t = pa.table({"uri_len": [len(uri)], "version": [int(opts.get("--version", -1))]})
+    t = pa.table({"uri_len": [len(uri)], "version": [int(opts.get("--version", -1))], "ref": pa.array([opts.get("--ref")], pa.string())})
     if "ipc" in uri:
         with pa.OSFile(opts["--out"], "wb") as f, pa.ipc.new_file(f, t.schema) as w:
             w.write_table(t)
@@ -52,10 +52,23 @@ def test_command_engine_contract(vendor):
     assert vendor.version() == "vendor 7.1"
     caps = vendor.capabilities()
     assert caps.read == frozenset({"delta"}) and caps.missing_read_features("delta", ["deletionVectors"]) == ["deletionVectors"]
+    # a flat "unsupported" map applies to every format the command reads
+    assert caps.reason("delta", "deletionVectors") == "not in 7.1"
     got = vendor.read(TableRef(format="delta", uri="/t/parquet"), at=3)
-    assert compare(got, pa.table({"uri_len": [len("/t/parquet")], "version": [3]})).equal
+    assert compare(got, pa.table({"uri_len": [len("/t/parquet")], "version": [3], "ref": pa.array([None], pa.string())})).equal
     got = vendor.read(TableRef(format="delta", uri="/t/ipc"))
     assert got.column("version").to_pylist() == [-1]
+    # a branch or tag reaches the command as --ref
+    assert vendor.read(TableRef(format="delta", uri="/t/parquet"), ref="dev").column("ref").to_pylist() == ["dev"]
+
+
+def test_command_capabilities_per_format():
+    from conformance.engines.registry import _gaps_by_format
+
+    per_format = {"delta": {"deletionVectors": "later"}, "iceberg": {"equality-deletes": "never"}}
+    assert _gaps_by_format(per_format, frozenset({"delta", "iceberg"})) == per_format
+    assert _gaps_by_format({"x": "why"}, frozenset({"delta", "iceberg"})) == {"delta": {"x": "why"}, "iceberg": {"x": "why"}}
+    assert _gaps_by_format({}, frozenset({"delta"})) == {}
 
 
 def test_command_engine_exit_codes(vendor):

@@ -84,8 +84,9 @@ def store(tmp_path):
     return open_store("local", str(tmp_path))
 
 
-def go(cases, readers, store, writers=None):
-    return run(cases, [*(writers or [MemWriter()]), *readers], store=store, progress=True, progress_stream=io.StringIO())
+def go(cases, readers, store, writers=None, serial=False):
+    return run(cases, [*(writers or [MemWriter()]), *readers], store=store, progress=True, progress_stream=io.StringIO(),
+               serial=serial)
 
 
 def statuses(outcome):
@@ -139,7 +140,7 @@ def fake_format():
     from conformance import formats
 
     plugin = formats.FormatPlugin(name="fake", title="Fake", cases="builtins:list",
-                                  metadata_keys={"configuration": "subset"})
+                                  facts={"version": "exact", "configuration": "subset"})
     formats.register(plugin)
     yield plugin
     formats.unregister(plugin)
@@ -196,7 +197,7 @@ def test_progress_goes_to_the_stream(store):
     stream = io.StringIO()
     run([case()], [MemWriter(), MemReader("good")], store=store, progress=True, progress_stream=stream)
     text = stream.getvalue()
-    assert "[1/1] fake/c" in text and "done: 1 cells" in text
+    assert "[1/1 " in text and "s] fake/c" in text and "done: 1 cells" in text
 
 
 def test_table_locations_come_from_the_store(tmp_path, monkeypatch):
@@ -312,3 +313,14 @@ def test_spark_without_java_is_skip_with_the_reason_in_every_cell(store, monkeyp
     assert all(r.status == "pass" for r in out.results if r.writer == r.reader == "reference")
     assert "spark" not in out.document["engine_startup_seconds"]  # never started
     assert verdict(out.document["results"]).ok
+
+
+def test_lanes_give_the_serial_order_and_verdicts(store):
+    """Engines work side by side, yet results come out in plan order, the same as a serial run."""
+    cs = [case(f"c{i}", expected=[Expected(version=0, rows=ROWS.schema.empty_table()), Expected(rows=ROWS)]) for i in range(6)]
+    readers = [MemReader("good"), MemReader("wrong", "wrong"), MemReader("raise", "raise")]
+    serial = go(cs, readers, store, serial=True)
+    side_by_side = go(cs, readers, store)
+    key = lambda out: [(r.case, r.writer, r.reader, r.version, r.status) for r in out.results]  # noqa: E731
+    assert key(serial) == key(side_by_side) and len(key(serial)) == 6 * 3 * 2
+    assert side_by_side.document["timing"]["parallel"] and not serial.document["timing"]["parallel"]
