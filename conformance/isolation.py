@@ -76,40 +76,45 @@ def _raised(exc: BaseException) -> tuple:
     return ("raise", type(exc).__name__, getattr(exc, "kind", None), str(exc), getattr(exc, "feature", None))
 
 
-def _serve(conn: Connection) -> None:
-    """Worker loop: build the engine, then answer ``check`` and ``call`` jobs until told to stop."""
+def _answer(engine: Engine, job: tuple) -> tuple:
+    """The answer to one job: ``("ok", value)`` or the exception as data."""
     from conformance.runner import check_cell
 
+    if job[0] == "check":
+        _, case, expected, table = job
+        try:
+            return ("ok", check_cell(case, expected, engine, table))
+        except BaseException as exc:  # noqa: BLE001 - report, keep serving
+            return ("ok", ("error", f"harness error in worker: {type(exc).__name__}: {exc}", ""))
+    _, method, args, kwargs = job
+    try:
+        return ("ok", getattr(engine, method)(*args, **kwargs))
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:  # noqa: BLE001 - the parent re-raises it
+        return _raised(exc)
+
+
+def _serve(conn: Connection) -> None:
+    """Worker loop: build the engine, then answer jobs, one at a time, until told to stop (every
+    job carries an id, and its answer is sent with that id)."""
     spec, commands = conn.recv()
     try:
         engine = _build(spec, commands)
     except BaseException as exc:  # noqa: BLE001 - the parent reports it
-        conn.send(_raised(exc))
+        conn.send((0, _raised(exc)))
         return
-    conn.send(("ok", None))
+    conn.send((0, ("ok", None)))
     try:
         while True:
             try:
-                job = conn.recv()
+                message = conn.recv()
             except EOFError:  # the parent went away
                 break
-            if job is None:
+            if message is None:
                 break
-            if job[0] == "check":
-                _, case, expected, table = job
-                try:
-                    answer = ("ok", check_cell(case, expected, engine, table))
-                except BaseException as exc:  # noqa: BLE001 - report, keep serving
-                    answer = ("ok", ("error", f"harness error in worker: {type(exc).__name__}: {exc}", ""))
-            else:
-                _, method, args, kwargs = job
-                try:
-                    answer = ("ok", getattr(engine, method)(*args, **kwargs))
-                except KeyboardInterrupt:
-                    raise
-                except BaseException as exc:  # noqa: BLE001 - the parent re-raises it
-                    answer = _raised(exc)
-            conn.send(answer)
+            job_id, job = message
+            conn.send((job_id, _answer(engine, job)))
     finally:
         engine.close()
 
@@ -196,10 +201,18 @@ def _reraise(answer: tuple) -> None:
 
 
 class Worker:
-    """One engine in a child process; ``check`` judges one cell there, ``call`` runs one method."""
+    """One engine in a child process; ``check`` judges one cell there, ``call`` runs one method.
+
+    Calls may come from several threads; each waits for its own answer, and the worker answers them
+    one at a time. A worker that dies fails every call in flight with the reason and is started
+    again by the next call; a call that does not answer in time kills the worker (and so fails the
+    others in flight too).
+    """
 
     def __init__(self, engine_name: str, spec: tuple, commands: Sequence[str] = (), timeout: float = DEFAULT_TIMEOUT_S,
                  *, python: str | None = None, env: Mapping[str, str] | None = None) -> None:
+        import threading
+
         self.engine_name = engine_name
         self.spec = spec
         self.commands = tuple(commands)
@@ -208,8 +221,16 @@ class Worker:
         self.env = dict(env or {})
         self._proc: subprocess.Popen | None = None
         self._conn: Connection | None = None
+        self._lock = threading.RLock()  # starting, stopping, sending
+        self._pending: dict[int, Any] = {}  # job id -> Future
+        self._next_id = 1
+        self._death: str | None = None  # why the current process is going away, once known
+
+    # -- process ----------------------------------------------------------------------------
 
     def _start(self) -> None:
+        import threading
+
         parent, child = Pipe(duplex=True)
         env = {**os.environ, **self.env}
         env["PYTHONPATH"] = os.pathsep.join(p for p in (source_path(), env.get("PYTHONPATH", "")) if p)
@@ -218,40 +239,94 @@ class Worker:
             pass_fds=(child.fileno(),), env=env, stdin=subprocess.DEVNULL,
         )
         child.close()
-        self._proc, self._conn = proc, parent
+        self._proc, self._conn, self._death = proc, parent, None
         parent.send((self.spec, self.commands))
-        status = self._receive(120.0)
-        if status[0] != "ok":
-            self._stop(kill=True)
-            _reraise(status)
-
-    def _receive(self, timeout: float) -> tuple:
-        assert self._conn is not None and self._proc is not None
+        if not parent.poll(120.0):
+            self._kill(f"{self.engine_name} did not start within 120s (killed)")
+            raise WorkerDied(f"{self.engine_name} did not start within 120s")
         try:
-            if self._conn.poll(timeout):
-                return self._conn.recv()
+            _, status = parent.recv()
         except (EOFError, OSError):
-            # The socket closed: the worker is dying; let it be reaped so its exit status is known.
+            code = self._reap()
+            self._close_handles()
+            raise WorkerDied(f"{self.engine_name} crashed ({_signal_name(code)}) while starting") from None
+        if status[0] != "ok":
+            self._kill("start-up failed")
+            _reraise(status)
+        self._pending = {}  # the calls in flight belong to this process: they fail with it
+        threading.Thread(target=self._receive, args=(proc, parent, self._pending), name=f"lakeconf-recv-{self.engine_name}",
+                         daemon=True).start()
+
+    def _reap(self) -> int | None:
+        assert self._proc is not None
+        try:
+            return self._proc.wait(10)
+        except subprocess.TimeoutExpired:
+            return None
+
+    def _receive(self, proc: subprocess.Popen, conn: Connection, pending: dict[int, Any]) -> None:
+        """Hand each answer to the call waiting for it; on the worker's death, fail every call in flight."""
+        while True:
             try:
-                self._proc.wait(10)
-            except subprocess.TimeoutExpired:
-                pass
-        alive = self._proc.poll() is None
-        code = None if alive else self._proc.returncode
-        self._stop(kill=True)
-        if alive:
-            raise WorkerDied(f"{self.engine_name} did not answer within {timeout:.0f}s (killed)")
-        raise WorkerDied(f"{self.engine_name} crashed ({_signal_name(code)}) while working")
+                job_id, answer = conn.recv()
+            except (EOFError, OSError):
+                break
+            with self._lock:
+                future = pending.pop(job_id, None)
+            if future is not None:
+                future.set_result(answer)
+        # The socket closed: the worker is dying; let it be reaped so its exit status is known.
+        try:
+            code = proc.wait(10)
+        except subprocess.TimeoutExpired:
+            code = None
+        with self._lock:
+            reason = self._death if proc is self._proc and self._death else (
+                f"{self.engine_name} crashed ({_signal_name(code)}) while working")
+            orphans = list(pending.values())
+            pending.clear()
+        for future in orphans:
+            future.set_exception(WorkerDied(reason))
+
+    def _kill(self, reason: str) -> None:
+        with self._lock:
+            if self._proc is None:
+                return
+            self._death = reason
+            if self._proc.poll() is None:
+                self._proc.kill()
+
+    def _close_handles(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+        self._proc, self._conn = None, None
+
+    # -- calls ------------------------------------------------------------------------------
 
     def _send(self, job: tuple, timeout: float | None) -> Any:
-        if self._proc is None or self._proc.poll() is not None:
-            self._start()
-        assert self._conn is not None
+        from concurrent.futures import Future
+        from concurrent.futures import TimeoutError as FutureTimeout
+
+        with self._lock:
+            if self._proc is None or self._proc.poll() is not None or self._death:
+                if self._proc is not None:
+                    self._reap()
+                    self._close_handles()
+                self._start()
+            job_id, self._next_id = self._next_id, self._next_id + 1
+            future: Future = Future()
+            self._pending[job_id] = future
+            try:
+                assert self._conn is not None
+                self._conn.send((job_id, job))
+            except (OSError, BrokenPipeError):
+                pass  # the receiver reports how the worker died
+        limit = timeout or self.timeout
         try:
-            self._conn.send(job)
-        except (OSError, BrokenPipeError):
-            pass  # _receive reports how the worker died
-        answer = self._receive(timeout or self.timeout)
+            answer = future.result(limit)
+        except FutureTimeout:
+            self._kill(f"{self.engine_name} did not answer within {limit:.0f}s (killed)")
+            raise WorkerDied(f"{self.engine_name} did not answer within {limit:.0f}s (killed)") from None
         if answer[0] == "raise":
             _reraise(answer)
         return answer[1]
@@ -270,28 +345,28 @@ class Worker:
             message = str(exc).replace("while working", "while reading")
             return "error", message, ""
 
-    def _stop(self, kill: bool = False) -> None:
-        if self._proc is None:
-            return
+    def close(self) -> None:
+        """Stop the worker (after the calls in flight)."""
+        with self._lock:
+            proc, conn = self._proc, self._conn
+            if proc is None:
+                return
+            self._death = "closed"
         try:
-            if not kill and self._proc.poll() is None and self._conn is not None:
-                self._conn.send(None)
-                self._proc.wait(10)
+            if proc.poll() is None and conn is not None:
+                conn.send(None)
+                proc.wait(30)
         except (OSError, EOFError, BrokenPipeError, subprocess.TimeoutExpired):
             pass
-        if self._proc.poll() is None:
-            self._proc.kill()
+        if proc.poll() is None:
+            proc.kill()
             try:
-                self._proc.wait(5)
+                proc.wait(5)
             except subprocess.TimeoutExpired:
                 pass
-        if self._conn is not None:
-            self._conn.close()
-        self._proc, self._conn = None, None
-
-    def close(self) -> None:
-        """Stop the worker."""
-        self._stop()
+        with self._lock:
+            if self._proc is proc:
+                self._close_handles()
 
 
 # The name the runner has always used for a reading worker.

@@ -573,9 +573,9 @@ def run(
         def job() -> None:
             mark = _log_mark(writer)
             status, message, table, seconds = _build(case, writer, store, lanes[writer.name].unavailable)
+            build_log = _log_since(writer, mark) if status == "error" else None
             with lock:
                 built_seconds[(writer.name, case.id)] = seconds
-            build_log = _log_since(writer, mark) if status == "error" else None
             for ri, reader in enumerate(case_readers):
                 for ei, exp in enumerate(case.expected):
                     order = (ci, wi, ri, ei)

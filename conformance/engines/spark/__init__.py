@@ -6,8 +6,11 @@
   in a Python of its own.
 * Each format's part is its Spark driver (``conformance/formats/<format>/drivers/spark.py``).
 
-``engine(line)`` is the engine of a line: in this process when its pyspark is the one installed,
-else in the line's own interpreter through the worker isolation.
+``engine(line)`` is the engine of a line, always in a worker process of its own (through the worker
+isolation): this interpreter when its pyspark is the line's, else the line's own interpreter. A
+worker keeps the JVM's client out of the harness's process (no contention for its interpreter
+with the reference writer) and a JVM crash from ending the run; the adapter itself
+(``adapter.SparkEngine``) also works in-process, as the Spark suites use it.
 """
 
 from __future__ import annotations
@@ -19,16 +22,17 @@ from conformance.engines.spark import lines
 def engine(line: str | None = None) -> Engine:
     """The engine of Spark line ``line`` (default: the newest)."""
     from conformance.engines.spark import remote
-    from conformance.engines.spark.adapter import SparkEngine
     from conformance.isolation import RemoteEngine
+
+    import sys
 
     wanted = lines.line(line or lines.DEFAULT_LINE)
     installed = lines.installed_pyspark()
+    spec = ("class", "conformance.engines.spark.adapter:SparkEngine", {"line": wanted.name})
     if installed is not None and lines.line_for_pyspark(installed) is wanted:
-        return SparkEngine(wanted.name)
+        return RemoteEngine(wanted.engine, spec, python=sys.executable)
     python = remote.interpreter(wanted)
     why = None if python else f"no Python with pyspark {wanted.pyspark} set up: run {remote.setup_hint(wanted)}"
-    spec = ("class", "conformance.engines.spark.adapter:SparkEngine", {"line": wanted.name})
     return RemoteEngine(wanted.engine, spec, python=python, unavailable=why)
 
 

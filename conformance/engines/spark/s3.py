@@ -37,27 +37,28 @@ def configure(spark, table: TableRef) -> None:
         return
     if not session.has_s3():
         raise Unsupported("the Spark session was started without hadoop-aws (LAKECONF_SPARK_S3=0)", feature="s3")
-    cfg = config_from_options(table.storage_options) or S3Config.from_env()
-    bucket = parsed.netloc
-    key = (cfg.endpoint_url, cfg.access_key_id, cfg.secret_access_key, cfg.region)
-    buckets = session.state("s3-buckets", dict)
-    if buckets.get(bucket) == key:
-        return
-    hconf = spark.sparkContext._jsc.hadoopConfiguration()
-    for name, value in bucket_conf(bucket, cfg).items():
-        hconf.set(name, value)
-    hconf.set("fs.s3a.impl", "org.apache.hadoop.fs.s3a.S3AFileSystem")
-    hconf.set("fs.s3.impl", "org.apache.hadoop.fs.s3a.S3AFileSystem")
-    jvm = spark.sparkContext._jvm
-    uris = [jvm.java.net.URI(f"{scheme}://{bucket}/") for scheme in ("s3a", "s3")]
-    if bucket in buckets:
-        # Hadoop caches one FileSystem per bucket: a new endpoint for a known bucket needs a fresh one.
+    with session.state_lock:
+        cfg = config_from_options(table.storage_options) or S3Config.from_env()
+        bucket = parsed.netloc
+        key = (cfg.endpoint_url, cfg.access_key_id, cfg.secret_access_key, cfg.region)
+        buckets = session.state("s3-buckets", dict)
+        if buckets.get(bucket) == key:
+            return
+        hconf = spark.sparkContext._jsc.hadoopConfiguration()
+        for name, value in bucket_conf(bucket, cfg).items():
+            hconf.set(name, value)
+        hconf.set("fs.s3a.impl", "org.apache.hadoop.fs.s3a.S3AFileSystem")
+        hconf.set("fs.s3.impl", "org.apache.hadoop.fs.s3a.S3AFileSystem")
+        jvm = spark.sparkContext._jvm
+        uris = [jvm.java.net.URI(f"{scheme}://{bucket}/") for scheme in ("s3a", "s3")]
+        if bucket in buckets:
+            # Hadoop caches one FileSystem per bucket: a new endpoint for a known bucket needs a fresh one.
+            for uri in uris:
+                jvm.org.apache.hadoop.fs.FileSystem.get(uri, hconf).close()
+        # Create the bucket's FileSystems now, from the session's configuration. Catalogs that copy the
+        # Hadoop configuration when they start (possibly before this bucket was configured) then ask
+        # the same per-bucket cache, which ignores the configuration it is handed: the first
+        # FileSystem created for a bucket is the one every reader and writer gets.
         for uri in uris:
-            jvm.org.apache.hadoop.fs.FileSystem.get(uri, hconf).close()
-    # Create the bucket's FileSystems now, from the session's configuration. Catalogs that copy the
-    # Hadoop configuration when they start (possibly before this bucket was configured) then ask
-    # the same per-bucket cache, which ignores the configuration it is handed: the first
-    # FileSystem created for a bucket is the one every reader and writer gets.
-    for uri in uris:
-        jvm.org.apache.hadoop.fs.FileSystem.get(uri, hconf)
-    buckets[bucket] = key
+            jvm.org.apache.hadoop.fs.FileSystem.get(uri, hconf)
+        buckets[bucket] = key

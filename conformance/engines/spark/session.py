@@ -300,9 +300,15 @@ def _quietly(path: str, start):
             os.close(fd)
 
 
+# Several adapters of a process (and their threads) share the session: whoever changes what the
+# session was told (a bucket's endpoint, a registered catalog) holds this while doing it.
+state_lock = threading.RLock()
+
+
 def state(key: str, default_factory):
     """Per-session state a driver keeps (created on first use, forgotten with the session)."""
-    return _Session.state.setdefault(key, default_factory())
+    with state_lock:
+        return _Session.state.setdefault(key, default_factory())
 
 
 def scratch_dir() -> str:

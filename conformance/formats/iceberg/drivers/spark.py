@@ -315,6 +315,12 @@ def _iceberg_catalog(spark, table: TableRef) -> tuple[str, str]:
     endpoint = s3.configured_endpoint(bucket)  # endpoint, key id: no secret
     catalog = "lakeconf_iceberg_" + hashlib.sha256(repr((warehouse, endpoint)).encode()).hexdigest()[:12]
     catalogs = session.state("iceberg-catalogs", set)
+    with session.state_lock:
+        _register_catalog(spark, catalog, warehouse, catalogs)
+    return catalog, f"{quote_ident(namespace)}.{quote_ident(name)}"
+
+
+def _register_catalog(spark, catalog: str, warehouse: str, catalogs: set) -> None:
     if catalog not in catalogs:
         prefix = f"spark.sql.catalog.{catalog}"
         spark.conf.set(prefix, "org.apache.iceberg.spark.SparkCatalog")
@@ -323,7 +329,6 @@ def _iceberg_catalog(spark, table: TableRef) -> tuple[str, str]:
         # Other engines write the same tables between Spark's steps: never serve a cached table.
         spark.conf.set(prefix + ".cache-enabled", "false")
         catalogs.add(catalog)
-    return catalog, f"{quote_ident(namespace)}.{quote_ident(name)}"
 
 
 def _java_table_at(spark, location: str):

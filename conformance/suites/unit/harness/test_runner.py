@@ -301,10 +301,11 @@ def test_spark_without_java_is_skip_with_the_reason_in_every_cell(store, monkeyp
     pytest.importorskip("pyspark")
     from conformance.cases.registry import all_cases
     from conformance.engines.registry import load_engines
-    from conformance.engines.spark import adapter, lines
+    from conformance.engines.spark import lines
 
+    # The engine's worker inherits this environment: no JAVA_HOME, and a PATH without java.
     monkeypatch.delenv("JAVA_HOME", raising=False)
-    monkeypatch.setattr(adapter.shutil, "which", lambda name: None)
+    monkeypatch.setenv("PATH", "/nonexistent")
     basic = [c for c in all_cases(format="delta") if c.id == "delta/basic-append"]
     here = lines.line_for_pyspark(lines.installed_pyspark()).engine  # the line whose pyspark is installed
     out = run(basic, load_engines(["reference", here]), store=store, progress=False)
