@@ -133,6 +133,21 @@ def ratios(ours: dict, peer: dict) -> dict:
     }
 
 
+def verdict_lines(result: dict, peer: str, *, agree: str, work: str) -> list[str]:
+    """The summary's end: the ratio against the target, the findings (or ``agree``), the profile of
+    one reference ``work`` when it was taken."""
+    lines = []
+    if result.get("ratio") is not None:
+        verdict = "within" if result["ratio"] <= result["target_ratio"] else "OVER"
+        lines.append(f"  ratio reference/{peer}: {result['ratio']}x wall ({verdict} the {result['target_ratio']}x target), "
+                     f"{result.get('cpu_ratio')}x CPU")
+    lines += [f"  FINDING: {f}" for f in result["findings"]] or [f"  {agree}"]
+    if result.get("profile"):
+        lines.append(f"  cProfile of one reference {work}:")
+        lines.extend("    " + ln for ln in result["profile"].splitlines())
+    return lines
+
+
 def engine_line(name: str, r: dict, extra: str = "") -> str:
     """One summary line for an engine's aggregated runs."""
     if "error" in r:

@@ -31,7 +31,7 @@ import time
 from typing import Any
 
 from conformance.bench import (
-    aggregate, engine_line, interleaved, loadavg, maxrss_mb, measure_in_child, profile_call, ratios, say, timed,
+    aggregate, engine_line, interleaved, verdict_lines, loadavg, maxrss_mb, measure_in_child, profile_call, ratios, say, timed,
 )
 
 TARGET_RATIO = 3.0
@@ -309,17 +309,7 @@ def summary(result: dict) -> str:
         r = result.get(engine, {})
         if r:
             lines.append(engine_line(engine, r, "" if "error" in r else f", {r['live_files']} live files"))
-    if result.get("ratio") is not None:
-        verdict = "within" if result["ratio"] <= result["target_ratio"] else "OVER"
-        lines.append(f"  ratio reference/deltalake: {result['ratio']}x wall ({verdict} the {result['target_ratio']}x target), "
-                     f"{result.get('cpu_ratio')}x CPU")
-    for f in result["findings"]:
-        lines.append(f"  FINDING: {f}")
-    if not result["findings"]:
-        lines.append("  both engines list the same live files")
-    if result.get("profile"):
-        lines.append("  cProfile of one reference load:")
-        lines.extend("    " + ln for ln in result["profile"].splitlines())
+    lines += verdict_lines(result, "deltalake", agree="both engines list the same live files", work="load")
     return "\n".join(lines)
 
 

@@ -34,7 +34,7 @@ import time
 from typing import Any
 
 from conformance.bench import (
-    aggregate, engine_line, interleaved, loadavg as _loadavg, maxrss_mb as _maxrss_mb, measure_in_child, profile_call, ratios,
+    aggregate, engine_line, interleaved, verdict_lines, loadavg as _loadavg, maxrss_mb as _maxrss_mb, measure_in_child, profile_call, ratios,
     say as _say, timed,
 )
 
@@ -307,17 +307,8 @@ def summary(result: dict) -> str:
         r = result.get(engine, {})
         if r:
             lines.append(engine_line(engine, r, "" if "error" in r else f", {r['tasks']} tasks, {r['deletes']} deletes"))
-    if result.get("ratio") is not None:
-        verdict = "within" if result["ratio"] <= result["target_ratio"] else "OVER"
-        lines.append(f"  ratio reference/pyiceberg: {result['ratio']}x wall ({verdict} the {result['target_ratio']}x target), "
-                     f"{result.get('cpu_ratio')}x CPU")
-    for f in result["findings"]:
-        lines.append(f"  FINDING: {f}")
-    if not result["findings"]:
-        lines.append("  both engines plan the same data files with the same delete files")
-    if result.get("profile"):
-        lines.append("  cProfile of one reference plan:")
-        lines.extend("    " + ln for ln in result["profile"].splitlines())
+    lines += verdict_lines(result, "pyiceberg", agree="both engines plan the same data files with the same delete files",
+                           work="plan")
     return "\n".join(lines)
 
 
