@@ -35,5 +35,8 @@ def test_spark_writes_and_reads_on_minio(spark_engine, tmp_path, monkeypatch, ca
     spark_built = [r for r in doc["results"] if r["writer"] == spark]
     assert all(r["status"] in ("pass", "unsupported") for r in spark_built), [
         (r["case"], r["reader"], r["status"], r["message"]) for r in spark_built if r["status"] not in ("pass", "unsupported")]
-    assert all(r["status"] == "pass" for r in doc["results"] if r["reader"] in (spark, "reference"))
+    assert all(r["status"] == "pass" for r in doc["results"] if r["reader"] == "reference")
+    # Spark reads every table, or refuses it for a registered reason (delta-spark 3.3 and the
+    # variantType feature delta-rs lists, say).
+    assert all(r["status"] == "pass" or r.get("finding") for r in doc["results"] if r["reader"] == spark)
     assert code == 0, printed

@@ -304,12 +304,16 @@ def _checkpoint(spark, path: str, step: Checkpoint) -> None:
     key = "spark.databricks.delta.checkpoint.partSize"
     previous = conf.get(key, None)
     try:
+        delta_log = jvm.org.apache.spark.sql.delta.DeltaLog.forTable(spark._jsparkSession, path)
         if step.kind == "multipart":
             if step.parts < 2:
                 raise Unsupported("a multi-part checkpoint needs parts >= 2", feature="checkpoint-multipart")
-            actions = int(detail["numFiles"]) + 2  # adds + protocol + metadata
+            # Parts are cut every partSize actions of the state: count the state Delta will write
+            # (live files, the tombstones it keeps, protocol, metadata, txns, domains); the number
+            # of live files alone is not it (delta-spark 3.3 keeps OPTIMIZE's tombstones, 4.4 not).
+            # DESCRIBE DETAIL above brought the cached snapshot up to date.
+            actions = int(delta_log.unsafeVolatileSnapshot().stateDS().count())
             conf.set(key, str(max(1, -(-actions // step.parts))))
-        delta_log = jvm.org.apache.spark.sql.delta.DeltaLog.forTable(spark._jsparkSession, path)
         delta_log.checkpoint()
     finally:
         if previous is None:
