@@ -110,6 +110,10 @@ def _open_run_store(kind: str, out: str):
     from conformance.storage.minio import INSTALL_HINT
 
     reason = store_unavailable_reason(kind)
+    if reason and reason.startswith("cannot import boto3"):
+        from conformance.project import install_hint
+
+        raise CliError("not available", f"--store {kind} needs boto3", f"install it: {install_hint('s3')}")
     if reason:
         if kind == "minio":
             raise CliError("store not available", "--store minio needs a MinIO server binary and none was found",
@@ -168,7 +172,18 @@ def cmd_run(args: argparse.Namespace) -> int:
     return EXIT_OK if v.ok else EXIT_FINDINGS
 
 
+def _checkout_only(what: str, instead: str) -> None:
+    """A CliError when not running from a checkout of the kit's repository."""
+    from conformance.project import checkout_root
+
+    if checkout_root() is None:
+        raise CliError("not available", f"{what} works on a checkout of the lakeconf repository, and this is an "
+                       "installed package", instead)
+
+
 def cmd_golden(args: argparse.Namespace) -> int:
+    _checkout_only("golden regenerate", "clone the repository and run `lakeconf golden regenerate` there "
+                   "(the expectations themselves are in the installed cases: `lakeconf cases --json`)")
     try:
         from conformance.golden import regenerate
     except ImportError as exc:
@@ -223,6 +238,15 @@ def cmd_read(args: argparse.Namespace) -> int:
 
 
 def cmd_coverage(args: argparse.Namespace) -> int:
+    from conformance.engines._common import missing_module
+
+    _checkout_only("coverage", "clone the repository and run `lakeconf coverage` there (it counts the repository's tests)")
+    reason = missing_module("pytest", "test")
+    if reason:
+        from conformance.project import install_hint
+
+        raise CliError("not available", "coverage collects the test suites with pytest, which is not installed",
+                       f"install it: {install_hint('test')}")
     from conformance.coverage import compute, gather, render_text
 
     doc = compute(gather())

@@ -46,12 +46,16 @@ def package_version(name: str) -> str:
         return "not installed"
 
 
-def missing_module(name: str) -> str | None:
-    """``None`` if ``name`` imports, else why not (shown as the engine's unavailability reason)."""
+def missing_module(name: str, extra: str | None = None) -> str | None:
+    """``None`` if ``name`` imports, else why not (shown as the engine's unavailability reason),
+    with the command that installs the kit's ``extra`` carrying it."""
     try:
         __import__(name)
     except Exception as exc:  # an engine's broken install must not stop the others
-        return f"cannot import {name}: {type(exc).__name__}: {exc}"
+        from conformance.project import install_hint
+
+        hint = f" ({install_hint(extra)})" if extra else ""
+        return f"cannot import {name}: {type(exc).__name__}: {exc}{hint}"
     return None
 
 
@@ -71,16 +75,7 @@ def s3_options(options: Mapping[str, str]) -> dict[str, str]:
 
 
 def project_version() -> str:
-    """lakeconf's own version: the installed distribution's, else pyproject.toml's (a checkout)."""
-    found = package_version("lakeconf")
-    if found != "not installed":
-        return found
-    import os
-    import tomllib
+    """lakeconf's own version (see ``conformance.project``)."""
+    from conformance.project import version
 
-    path = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "pyproject.toml")
-    try:
-        with open(path, "rb") as fh:
-            return str(tomllib.load(fh)["project"]["version"]) + " (checkout)"
-    except (OSError, KeyError, ValueError):
-        return "unknown"
+    return version()

@@ -17,7 +17,7 @@ class DaftEngine(MultiFormatEngine):
         return package_version("daft")
 
     def available(self) -> str | None:
-        return missing_module("daft") or super().available()
+        return missing_module("daft", "daft") or super().available()
 
     def io_config(self, table: TableRef):
         """Daft's ``IOConfig`` for the table's store (``None`` for local tables)."""

@@ -38,7 +38,7 @@ def extension_path(name: str) -> str:
 
 def missing_extension(name: str) -> str | None:
     """Why the extension cannot be loaded here, or None."""
-    reason = missing_module(f"duckdb_extension_{name}")
+    reason = missing_module(f"duckdb_extension_{name}", "duckdb")
     if reason:
         return reason
     try:
@@ -76,7 +76,7 @@ class DuckDBEngine(MultiFormatEngine):
         return f"{package_version('duckdb')} (extensions: {shown or 'none'})"
 
     def available(self) -> str | None:
-        return missing_module("duckdb") or super().available()
+        return missing_module("duckdb", "duckdb") or super().available()
 
     # -- what the drivers use ------------------------------------------------------------------
 

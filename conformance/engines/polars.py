@@ -15,4 +15,4 @@ class PolarsEngine(MultiFormatEngine):
         return package_version("polars")
 
     def available(self) -> str | None:
-        return missing_module("polars") or super().available()
+        return missing_module("polars", "polars") or super().available()

@@ -122,6 +122,12 @@ def store_unavailable_reason(kind: str) -> str | None:
     """``None`` when ``open_store(kind, ...)`` can work here, else why not (for skip messages)."""
     if kind == "local":
         return None
+    if kind in ("minio", "s3"):
+        from conformance.engines._common import missing_module
+
+        reason = missing_module("boto3", "s3")  # the reference's S3 storage talks to the store through it
+        if reason:
+            return reason
     if kind == "minio":
         return minio_unavailable_reason()
     if kind == "s3":

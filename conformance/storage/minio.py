@@ -27,8 +27,9 @@ from reference_impl.storage import S3Config
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 INSTALL_HINT = (
-    "build it with `bash .ci/install-minio` (needs the Go toolchain; installs .cache/bin/minio) "
-    "or set MINIO_BINARY to a MinIO server binary"
+    "build it with `bash .ci/install-minio` in a checkout (needs the Go toolchain; installs .cache/bin/minio), "
+    "or `go install github.com/minio/minio@latest` (installs ~/go/bin/minio), or set MINIO_BINARY to a MinIO "
+    "server binary"
 )
 _LIVE = weakref.WeakSet()  # servers to stop if the process exits without closing them
 

@@ -60,7 +60,10 @@ class SparkEngine(MultiFormatEngine):
     def available(self) -> str | None:
         installed = lines.installed_pyspark()
         if installed is None:
-            return f"pyspark is not installed (pip install pyspark=={self.line.pyspark} for Spark {self.line.name})"
+            from conformance.project import install_hint
+
+            extra = "spark" if self.line.name == lines.DEFAULT_LINE else "spark" + self.line.name.replace(".", "")
+            return f"pyspark is not installed ({install_hint(extra)} for Spark {self.line.name})"
         if lines.line_for_pyspark(installed) is not self.line:
             return f"this Python has pyspark {installed}, not the {self.line.pyspark} of Spark {self.line.name}"
         if not (os.environ.get("JAVA_HOME") or shutil.which("java")):

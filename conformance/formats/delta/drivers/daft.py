@@ -16,7 +16,7 @@ from conformance.engines.base import FormatSupport
 
 
 def available(engine: Any) -> str | None:
-    return missing_module("deltalake")
+    return missing_module("deltalake", "deltalake")
 
 
 def support(engine: Any) -> FormatSupport:

@@ -22,7 +22,7 @@ _REFUSES = {
 
 
 def available(engine: Any) -> str | None:
-    return missing_module("deltalake")
+    return missing_module("deltalake", "deltalake")
 
 
 def support(engine: Any) -> FormatSupport:

@@ -83,7 +83,7 @@ class DeltalakeEngine(Engine):
         return package_version("deltalake")
 
     def available(self) -> str | None:
-        return missing_module("deltalake")
+        return missing_module("deltalake", "deltalake")
 
     def capabilities(self) -> Capabilities:
         return Capabilities(

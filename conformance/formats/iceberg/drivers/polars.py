@@ -28,7 +28,7 @@ _REFUSES = {
 
 
 def available(engine: Any) -> str | None:
-    return missing_module("pyiceberg")
+    return missing_module("pyiceberg", "pyiceberg")
 
 
 def support(engine: Any) -> FormatSupport:

@@ -108,7 +108,7 @@ class PyIcebergEngine(Engine):
         return package_version("pyiceberg")
 
     def available(self) -> str | None:
-        return missing_module("pyiceberg") or missing_module("sqlalchemy")
+        return missing_module("pyiceberg", "pyiceberg") or missing_module("sqlalchemy", "pyiceberg")
 
     def capabilities(self) -> Capabilities:
         return Capabilities(

@@ -58,6 +58,7 @@ class PyIcebergCoreEngine(Engine):
     def available(self) -> str | None:
         reason = missing_module("pyiceberg_core.datafusion") or missing_module("datafusion")
         if reason:
+            # Not an extra of the kit: pyiceberg 0.12's own extra pins an older pyiceberg-core.
             return reason + " (pip install --no-deps pyiceberg-core==0.11.0 datafusion==54.1.0)"
         have = package_version("datafusion")
         if not have.startswith(DATAFUSION_VERSION + "."):

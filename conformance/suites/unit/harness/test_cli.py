@@ -218,3 +218,21 @@ def test_cases_lists_ids(capsys):
     assert main(["cases", "--cases", "delta/basic-append", "--json"]) == 0
     (only,) = json.loads(capsys.readouterr().out)
     assert only["id"] == "delta/basic-append" and only["rules"]
+
+
+def test_commands_of_a_checkout_say_so_elsewhere(capsys, monkeypatch):
+    """In an installed package (no golden/ beside it) golden and coverage say what to do instead."""
+    monkeypatch.setattr("conformance.project.checkout_root", lambda: None)
+    assert main(["golden", "regenerate", "--check"]) == 2
+    line = err_line(capsys)
+    assert "works on a checkout" in line and "clone the repository" in line
+    assert main(["coverage"]) == 2
+    assert "clone the repository and run `lakeconf coverage` there" in err_line(capsys)
+
+
+def test_a_missing_extra_is_named():
+    from conformance.engines._common import missing_module
+
+    reason = missing_module("no_such_module_lakeconf", "duckdb")
+    assert reason.startswith("cannot import no_such_module_lakeconf") and "pip install 'lakeconf[duckdb]'" in reason
+    assert missing_module("json", "duckdb") is None

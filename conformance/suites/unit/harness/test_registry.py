@@ -133,3 +133,26 @@ def test_entry_point_engines(monkeypatch):
     assert acme.name == "acme" and acme2.name == "acme2" and acme.roles() == ["reader"]
     with pytest.raises(EngineConfigError, match="not a conformance Engine"):
         load_engines(["bad"])
+
+
+def test_the_example_command_engine_speaks_the_contract(tmp_path):
+    """conformance.engines.command_example, the command VENDORS.md offers to copy, against real tables."""
+    import pyarrow as pa
+
+    from conformance.engines.reference import ReferenceEngine
+    from conformance.model import Append, Create
+
+    example = CommandEngine("example", f"{sys.executable} -m conformance.engines.command_example")
+    assert example.available() is None and example.version() == "command-example 1.0"
+    caps = example.capabilities()
+    assert {"delta", "iceberg"} <= caps.read and caps.missing_read_features("delta", ["timestamp-travel"])
+    schema = pa.schema([("id", pa.int64())])
+    for fmt in ("delta", "iceberg"):
+        table = TableRef(format=fmt, uri=str(tmp_path / fmt))
+        ReferenceEngine().write(table, [Create(schema=schema), Append(rows=pa.table({"id": [1, 2]}, schema=schema))])
+        assert example.read(table).column("id").to_pylist() == [1, 2]
+        assert example.read(table, at=0).num_rows == 0
+        with pytest.raises(Unsupported, match="versions only"):
+            example.read(table, timestamp="2026-01-01T00:00:00Z")
+    with pytest.raises(Exception, match="exited 1"):
+        example.read(TableRef(format="delta", uri=str(tmp_path / "missing")))
