@@ -31,7 +31,7 @@ class CliError(Exception):
         text = f"lakeconf: {self.kind}: {self.message.rstrip('.')}"
         if self.hint:
             text += f". {self.hint}"
-        return redact(text)
+        return redact(" ".join(text.split()))  # one line, whatever a library's message held
 
 
 class _Parser(argparse.ArgumentParser):
@@ -55,7 +55,8 @@ def _open_location(location: str):
     try:
         return open_storage(location)
     except Exception as exc:  # noqa: BLE001
-        raise CliError("unreadable", f"cannot open {location}: {exc}", "pass a local path, file:// or s3:// URI") from None
+        raise CliError("unreadable", f"cannot open {location}: {getattr(exc, 'message', exc)}",
+                       getattr(exc, "hint", None) or "pass a local path, file:// or s3:// URI") from None
 
 
 def detect_format(location: str) -> str:
@@ -204,9 +205,9 @@ def cmd_validate(args: argparse.Namespace) -> int:
         raise _lakeconf_error(exc, f"cannot validate {args.location}") from None
     items = [{"rule": v.rule, "message": redact(v.message), "where": v.where} for v in violations]
     if args.json:
-        print(json.dumps({"table": args.location, "format": fmt, "violations": items}, indent=1))
+        print(json.dumps({"table": redact(args.location), "format": fmt, "violations": items}, indent=1))
     else:
-        print(f"{args.location}: {fmt} table, {len(items)} violation(s)")
+        print(f"{redact(args.location)}: {fmt} table, {len(items)} violation(s)")
         for v in items:
             print(f"  {v['rule']}: {v['message']}" + (f" ({v['where']})" if v["where"] else ""))
     return EXIT_FINDINGS if items else EXIT_OK
@@ -454,6 +455,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("lakeconf: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # The reader of our output went away (`lakeconf engines | head -1`): not an error of the
+        # kit. Point stdout at /dev/null so that the interpreter's final flush stays quiet, and
+        # end as a C tool killed by SIGPIPE would.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 128 + 13
     except SystemExit as exc:  # --help and friends
         return int(exc.code or 0) if isinstance(exc.code, int) else EXIT_USAGE
     except Exception as exc:  # noqa: BLE001 - the promise: one line, never a traceback

@@ -9,13 +9,14 @@ themselves. Formats of other packages join through the entry-point group ``lakec
 
 from __future__ import annotations
 
+import functools
 import importlib
 import pkgutil
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Callable
 
-from reference_impl.errors import InvalidTable, Unsupported
+from reference_impl.errors import Internal, InvalidTable, LakeconfError, Unsupported
 
 ENTRY_POINT_GROUP = "lakeconf.formats"
 
@@ -31,9 +32,31 @@ class Format:
     validator: str  # "module:function" -> validate_table(storage) -> list of violations
 
     def load(self, which: str) -> Callable[..., Any]:
-        """The reader or validator function."""
+        """The reader or validator function, held to the error kinds (see ``guarded``)."""
         module, _, name = getattr(self, which).partition(":")
-        return getattr(importlib.import_module(module), name)
+        return guarded(getattr(importlib.import_module(module), name), f"{self.name} {which}")
+
+
+def guarded(fn: Callable[..., Any], what: str) -> Callable[..., Any]:
+    """``fn``, raising only the kit's named kinds.
+
+    Each format's code turns what is wrong with a table into ``InvalidTable`` or ``Unsupported``
+    where it finds it; anything else that escapes is the kit's own bug and says so (``Internal``),
+    except a file that is not there, which is always the table's fault.
+    """
+
+    @functools.wraps(fn)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except LakeconfError:
+            raise
+        except FileNotFoundError as exc:
+            raise InvalidTable(f"a file the table refers to is missing: {exc}") from exc
+        except Exception as exc:  # noqa: BLE001 - the boundary of the named kinds
+            raise Internal(f"the reference {what} failed: {type(exc).__name__}: {exc}") from exc
+
+    return call
 
 
 def _resolve(spec: str) -> Any:

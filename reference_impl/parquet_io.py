@@ -25,9 +25,16 @@ def open_parquet(data: bytes) -> pq.ParquetFile:
 
 
 def read_parquet(data: bytes | pq.ParquetFile, columns: Sequence[str] | None = None) -> pa.Table:
-    """The whole file (or ``columns``) as an Arrow table."""
+    """The whole file (or ``columns``) as an Arrow table, its content checked.
+
+    Parquet decoding does not check that strings are UTF-8; a damaged file would surface later,
+    as a UnicodeDecodeError wherever a value is first looked at. Full validation (fast, vectorised)
+    raises ``ArrowInvalid`` here instead, where callers turn it into an invalid table.
+    """
     pf = data if isinstance(data, pq.ParquetFile) else open_parquet(data)
-    return pf.read(columns=list(columns) if columns is not None else None, use_threads=False)
+    table = pf.read(columns=list(columns) if columns is not None else None, use_threads=False)
+    table.validate(full=True)
+    return table
 
 
 def read_parquet_metadata(data: bytes) -> pq.FileMetaData:

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import os
 import posixpath
+import re
+import stat
 import tempfile
 import uuid
 from dataclasses import dataclass
@@ -119,20 +121,65 @@ class LocalStorage(Storage):
         root = root[len("file://") :] if root.startswith("file://") else root
         self.base = os.path.abspath(root)
         self.root = "file://" + self.base
+        # Confinement is judged on resolved paths: the root itself may sit behind links (/tmp on
+        # some systems), but nothing inside it may lead out.
+        self._real_base = os.path.realpath(self.base)
+        self._real_dirs: dict[str, str] = {}
 
     def _os(self, path: str) -> str:
-        return os.path.join(self.base, normalize_relative(path)) if path else self.base
+        """The OS path of a root-relative path, refused if a symbolic link on the way leads outside the root."""
+        if not path:
+            return self.base
+        full = os.path.join(self.base, normalize_relative(path))
+        self._confine(full, path)
+        return full
+
+    def local_path(self, path: str) -> str:
+        """The OS path of a file of the table, for readers that open by path (confined like ``read``)."""
+        full = self._os(path)
+        if not os.path.isfile(full):
+            raise FileNotFoundError(self.uri(path))
+        return full
+
+    def _confine(self, full: str, path: str) -> None:
+        # Directories are resolved once (a table has few, and reads many files in each); the file
+        # itself costs one lstat, and a full resolution only when it is a link.
+        parent, name = os.path.split(full)
+        real_parent = self._real_dirs.get(parent)
+        if real_parent is None:
+            real_parent = self._real_dirs[parent] = os.path.realpath(parent)
+        try:
+            is_link = stat.S_ISLNK(os.lstat(full).st_mode)
+        except OSError:
+            is_link = False  # absent (or unreadable): the caller's own open or stat says so
+        real = os.path.realpath(full) if is_link else os.path.join(real_parent, name)
+        if real != self._real_base and not real.startswith(self._real_base + os.sep):
+            raise InvalidTable(f"{path} is a symbolic link (or lies under one) that leads outside the table root",
+                               path=self.uri(path), hint="a table may only reference files inside its root")
 
     def read(self, path: str) -> bytes:
-        with open(self._os(path), "rb") as fh:
-            return fh.read()
+        try:
+            with open(self._os(path), "rb") as fh:
+                return fh.read()
+        except (FileNotFoundError, NotADirectoryError):
+            raise FileNotFoundError(self.uri(path)) from None
+        except IsADirectoryError:
+            raise InvalidTable(f"{path} is a directory where the table needs a file", path=self.uri(path)) from None
+        except OSError as exc:  # too long a name, a link loop, no permission: the table cannot be read as given
+            raise InvalidTable(f"cannot read {path}: {exc.strerror or exc}", path=self.uri(path),
+                               hint="check the file and its permissions") from None
 
     def list(self, prefix: str) -> list[FileInfo]:
+        # A listed link that leads outside is listed like any file: reading it (``_os``) refuses the
+        # table, where leaving it out would silently drop a commit or a data file.
         directory = self._os(prefix)
         try:
             entries = list(os.scandir(directory))
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError):
             return []
+        except OSError as exc:
+            raise InvalidTable(f"cannot list {prefix or '/'}: {exc.strerror or exc}", path=self.uri(prefix),
+                               hint="check the directory and its permissions") from None
         out = []
         for entry in entries:
             # A concurrent committer's temp file may vanish between scandir and stat; temp files
@@ -157,11 +204,11 @@ class LocalStorage(Storage):
                 if name.startswith(TEMP_PREFIX):
                     continue
                 full = os.path.join(dirpath, name)
+                rel = os.path.relpath(full, self.base).replace(os.sep, "/")
                 try:
                     st = os.stat(full)
                 except FileNotFoundError:
                     continue
-                rel = os.path.relpath(full, self.base).replace(os.sep, "/")
                 out.append(FileInfo(path=rel, size=st.st_size, modification_time=int(st.st_mtime * 1000)))
         return sorted(out, key=lambda f: f.path)
 
@@ -230,6 +277,9 @@ class S3Config:
         )
 
 
+_BUCKET = re.compile(r"[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]\Z")
+
+
 class S3Storage(Storage):
     """A prefix in an S3 bucket (MinIO or AWS), through boto3 for conditional writes."""
 
@@ -238,6 +288,11 @@ class S3Storage(Storage):
         if parsed.scheme not in ("s3", "s3a"):
             raise InvalidTable(f"not an s3:// URI: {root}")
         self.bucket = parsed.netloc
+        if not _BUCKET.match(self.bucket) or ".." in self.bucket:
+            # Refused here, in one line, rather than by the S3 client's multi-line validation error.
+            raise InvalidTable(f"{self.bucket!r} is not a valid S3 bucket name",
+                               hint="bucket names are 3 to 63 lowercase letters, digits, dots and hyphens, "
+                                    "starting and ending with a letter or digit")
         self.prefix = parsed.path.strip("/")
         self.root = f"s3://{self.bucket}/{self.prefix}".rstrip("/")
         self.config = config or S3Config.from_env()

@@ -3,8 +3,9 @@
 A check is a named pure function over a format's parsed context that yields ``Violation``s; it is
 registered as the executable check of the rule ids it may report (``CheckRegistry.check``), which
 is also how ``lakeconf coverage`` counts rules with a check. The runner runs every check once,
-keeps the first occurrence of each violation, and turns a crash of one check into a finding
-instead of losing the others.
+keeps the first occurrence of each violation. A check that crashes is the kit's bug, never a
+rule the table breaks: the runner finishes the other checks, then raises ``Internal`` naming
+every check that crashed (the command line exits 2 for it, not 1).
 """
 
 from __future__ import annotations
@@ -12,8 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Iterator
 
-INTERNAL_RULE = "LAKECONF-INTERNAL"
-
+from reference_impl.errors import Internal, LakeconfError
 
 @dataclass(frozen=True, slots=True)
 class Violation:
@@ -87,12 +87,18 @@ class CheckRegistry:
         out: list[Violation] = []
         seen: set[Violation] = set()
         explained: set[str] = set()
+        crashed: list[str] = []
+        first: Exception | None = None
         for fn in ordered:
             blocker = getattr(fn, "blocker", False)
             try:
                 found = list(fn(ctx))
-            except Exception as exc:  # a crash in one check is the kit's bug; report it, keep going
-                found = [Violation(INTERNAL_RULE, f"check {fn.__name__} crashed: {type(exc).__name__}: {exc}", "")]
+            except LakeconfError:
+                raise  # the table cannot be examined at all (e.g. a link out of its root): a refusal, not a crash
+            except Exception as exc:  # noqa: BLE001 - the kit's bug: finish the others, then say so
+                crashed.append(f"{fn.__name__} ({type(exc).__name__}: {exc})")
+                first = first or exc
+                continue
             for v in found:
                 if blocker and file_of(v.where) in explained:
                     continue
@@ -101,4 +107,7 @@ class CheckRegistry:
                     out.append(v)
                     if not blocker and v.rule in explains:
                         explained.add(file_of(v.where))
+        if crashed:
+            raise Internal(f"{len(crashed)} validator check(s) crashed: {'; '.join(crashed)}",
+                           violations_found=len(out)) from first
         return out

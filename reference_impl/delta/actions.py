@@ -578,17 +578,20 @@ def parse_commit(data: bytes, *, version: int | None = None, path: str | None = 
         raise InvalidTable(f"commit is not valid UTF-8 ({exc.reason} at byte {exc.start})", path=path,
                            version=version, rule="DELTA-LOG-005") from None
     numbered = [(i, line) for i, line in enumerate(text.split("\n"), start=1) if line and not line.isspace()]
-    objs = None
-    if numbered:
-        # One decoder call for the whole file is much cheaper than one per line. Joining lines
-        # with commas cannot make a multi-line (pretty-printed) object valid, and the count
-        # check catches a line holding several values; any doubt falls back to line by line.
-        try:
-            objs = _DECODE("[" + ",".join(line for _, line in numbered) + "]")
-        except ValueError:
-            objs = None
-        if objs is not None and len(objs) != len(numbered):
-            objs = None
+    if not numbered:
+        # A commit is an atomic set of actions: a file without one is what a torn write leaves
+        # (created, never filled), and reading it as "no change" would hide the lost commit.
+        raise InvalidTable("commit file holds no action (an empty file is what an interrupted write leaves)",
+                           path=path, version=version, rule="DELTA-LOG-006")
+    # One decoder call for the whole file is much cheaper than one per line. Joining lines
+    # with commas cannot make a multi-line (pretty-printed) object valid, and the count
+    # check catches a line holding several values; any doubt falls back to line by line.
+    try:
+        objs = _DECODE("[" + ",".join(line for _, line in numbered) + "]")
+    except (ValueError, RecursionError):
+        objs = None
+    if objs is not None and len(objs) != len(numbered):
+        objs = None
     if objs is None:
         objs = []
         for lineno, line in numbered:
@@ -597,6 +600,9 @@ def parse_commit(data: bytes, *, version: int | None = None, path: str | None = 
             except ValueError as exc:
                 raise InvalidTable(f"line {lineno} is not a complete JSON object: {exc.msg} (column {exc.colno})",
                                    path=path, version=version, rule="DELTA-LOG-005") from None
+            except RecursionError:  # the decoder recurses per nesting level; no action nests this deep
+                raise InvalidTable(f"line {lineno} nests JSON deeper than any action can", path=path,
+                                   version=version, rule="DELTA-LOG-005") from None
     out: list[Action] = []
     for (lineno, _), obj in zip(numbered, objs):
         try:

@@ -10,7 +10,6 @@ that names the constraint in its message and in ``.constraint``.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
@@ -18,6 +17,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from reference_impl.common import jsontext
 from reference_impl.common import sql as _sql
 from reference_impl.errors import InvalidTable
 
@@ -119,7 +119,7 @@ def check_expression_binds(schema: pa.Schema, expression: str, *, what: str) -> 
 def parse_invariant(value: str, *, column: str) -> str:
     """The SQL expression of a ``delta.invariants`` value (``{"expression":{"expression":...}}``)."""
     try:
-        obj = json.loads(value) if isinstance(value, str) else value
+        obj = jsontext.loads(value) if isinstance(value, str) else value
         expr = obj["expression"]["expression"]
     except (ValueError, TypeError, KeyError) as exc:
         raise InvalidTable(

@@ -279,6 +279,9 @@ def parse_last_checkpoint(data: bytes) -> dict:
     except (UnicodeDecodeError, ValueError) as exc:
         raise InvalidTable(f"_last_checkpoint is not valid JSON: {exc}", path=LAST_CHECKPOINT_PATH,
                            rule=rule) from None
+    except RecursionError:
+        raise InvalidTable("_last_checkpoint nests JSON deeper than its schema can", path=LAST_CHECKPOINT_PATH,
+                           rule=rule) from None
     if not isinstance(obj, dict):
         raise InvalidTable("_last_checkpoint is not a JSON object", path=LAST_CHECKPOINT_PATH, rule=rule)
     for key, required in ((LC_VERSION, True), (LC_SIZE, True), (LC_PARTS, False), (LC_SIZE_IN_BYTES, False),

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Mapping
 
+from reference_impl.common import jsontext
 from reference_impl.delta.actions import Metadata, Protocol
 from reference_impl.errors import InvalidTable, Unsupported
 
@@ -339,14 +340,12 @@ def protocol_for_features(features: Iterable[str], legacy: tuple[int, int] | Non
 
 def check_type_changes(metadata: Metadata) -> None:
     """Raise Unsupported for a recorded type change the reader cannot upcast (DELTA-TYPEWIDEN-012)."""
-    import json
-
     for f in _walk_fields(metadata.schema):
         raw = (f.metadata or {}).get("delta.typeChanges")
         if raw is None:
             continue
         try:
-            changes = json.loads(raw) if isinstance(raw, str) else raw
+            changes = jsontext.loads(raw) if isinstance(raw, str) else raw
             pairs = [(c["fromType"], c["toType"]) for c in changes]
         except (ValueError, TypeError, KeyError):
             raise InvalidTable(f"column {f.name!r}: delta.typeChanges is not a list of "

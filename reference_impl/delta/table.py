@@ -199,7 +199,14 @@ class Snapshot:
         if is_feature_supported(state.protocol, TYPE_WIDENING) or \
                 is_feature_supported(state.protocol, TYPE_WIDENING_PREVIEW):
             check_type_changes(md)
-        return cls(storage=storage, state=state, segment=segment)
+        snapshot = cls(storage=storage, state=state, segment=segment)
+        # A remove that points outside the root cannot match the add it was meant to cancel, so
+        # that file would come back to life: refuse the table instead (only paths that could
+        # escape, a dot-dot, an absolute path, a URI or an escape, are worth resolving).
+        for path, _dv in state.tombstones:
+            if ".." in path or ":" in path or "%" in path or path.startswith("/"):
+                snapshot.resolve_path(path)
+        return snapshot
 
     @property
     def version(self) -> int:

@@ -25,6 +25,7 @@ import posixpath
 import re
 import sqlite3
 from dataclasses import dataclass
+from reference_impl.common.numbers import ascii_int
 from reference_impl.errors import CommitConflict, InvalidTable
 from reference_impl.iceberg import metadata as M
 from reference_impl.storage import Storage, new_uuid
@@ -121,7 +122,7 @@ class FileSystemCatalog(Catalog):
             text = storage.read(VERSION_HINT).decode("utf-8", "replace").strip()
         except FileNotFoundError:
             return None
-        return int(text) if text.isdigit() else None
+        return ascii_int(text)
 
     def current_version(self, storage: Storage) -> int | None:
         """The highest committed V: from the hint, probing upward (hints lag behind commits), else by listing."""

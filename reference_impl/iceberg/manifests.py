@@ -22,6 +22,7 @@ before the v3 upgrade) yields no row ids at all.
 
 from __future__ import annotations
 
+import functools
 import io
 import json
 import math
@@ -31,6 +32,8 @@ from typing import Any, Iterable, Mapping
 
 import fastavro
 
+from reference_impl.common import bounded
+from reference_impl.common.numbers import ascii_int
 from reference_impl.errors import InvalidTable, Unsupported
 from reference_impl.iceberg import avro as A
 from reference_impl.iceberg import partitioning as P
@@ -507,131 +510,37 @@ def write_manifest_list(
 
 
 class _Damaged(Exception):
-    """A count or length in Avro data that the remaining bytes cannot hold."""
+    """Avro data that does not decode to exactly the records its block declares."""
 
 
-_FIXED_SIZES = {"null": 0, "boolean": 1, "float": 4, "double": 8}
-
-
-def _skip_varint(buf: bytes, pos: int) -> tuple[int, int]:
-    shift = result = 0
-    while True:
-        if pos >= len(buf) or shift > 63:
-            raise _Damaged("truncated varint")
-        b = buf[pos]
-        pos += 1
-        result |= (b & 0x7F) << shift
-        shift += 7
-        if not b & 0x80:
-            return (result >> 1) ^ -(result & 1), pos
-
-
-def _skip(schema: Any, buf: bytes, pos: int, named: dict[str, Any], depth: int = 0) -> int:
-    """Walk one value of ``schema`` without materialising it, refusing counts and lengths the bytes cannot back."""
-    if depth > 64:
-        raise _Damaged("schema nests too deeply")
-    if isinstance(schema, str):
-        if schema in _FIXED_SIZES:
-            pos += _FIXED_SIZES[schema]
-        elif schema in ("int", "long"):
-            _v, pos = _skip_varint(buf, pos)
-        elif schema in ("bytes", "string"):
-            n, pos = _skip_varint(buf, pos)
-            if n < 0 or pos + n > len(buf):
-                raise _Damaged(f"length {n} past the end of the block")
-            pos += n
-        elif schema in named:
-            return _skip(named[schema], buf, pos, named, depth + 1)
-        else:
-            raise _Damaged(f"unknown Avro type {schema!r}")
-    elif isinstance(schema, list):
-        idx, pos = _skip_varint(buf, pos)
-        if not 0 <= idx < len(schema):
-            raise _Damaged(f"union branch {idx} out of range")
-        return _skip(schema[idx], buf, pos, named, depth + 1)
-    elif isinstance(schema, dict):
-        kind = schema.get("type")
-        if isinstance(schema.get("name"), str) and kind in ("record", "fixed", "enum"):
-            named[schema["name"]] = schema
-        if kind == "record":
-            for f in schema.get("fields", []):
-                pos = _skip(f["type"], buf, pos, named, depth + 1)
-        elif kind == "fixed":
-            pos += int(schema.get("size", 0))
-        elif kind == "enum":
-            _v, pos = _skip_varint(buf, pos)
-        elif kind in ("array", "map"):
-            while True:
-                count, pos = _skip_varint(buf, pos)
-                if count == 0:
-                    break
-                if count < 0:
-                    count = -count
-                    _size, pos = _skip_varint(buf, pos)
-                # Every item of the types Iceberg writes here takes at least one byte.
-                if count > len(buf) - pos + 1:
-                    raise _Damaged(f"{kind} of {count} items in {len(buf) - pos} bytes")
-                for _ in range(count):
-                    if kind == "map":
-                        pos = _skip("string", buf, pos, named, depth + 1)
-                    pos = _skip(schema["items" if kind == "array" else "values"], buf, pos, named, depth + 1)
-        else:
-            return _skip(kind, buf, pos, named, depth + 1)
-    else:
-        raise _Damaged(f"bad Avro schema node {schema!r}")
-    if pos > len(buf):
-        raise _Damaged("value runs past the end of the block")
-    return pos
-
-
-def _named_types(schema: Any, out: dict[str, Any], depth: int = 0) -> dict[str, Any]:
-    """Every named type (record, fixed, enum) the schema defines, wherever it is defined: a later
-    field may refer to a type by name whose definition sits in a union branch no value took."""
-    if depth > 64:
-        raise _Damaged("schema nests too deeply")
-    if isinstance(schema, list):
-        for branch in schema:
-            _named_types(branch, out, depth + 1)
-    elif isinstance(schema, dict):
-        kind = schema.get("type")
-        if isinstance(schema.get("name"), str) and kind in ("record", "fixed", "enum"):
-            out[schema["name"]] = schema
-        if kind == "record":
-            for f in schema.get("fields", []):
-                _named_types(f.get("type"), out, depth + 1)
-        elif kind in ("array", "map"):
-            _named_types(schema.get("items" if kind == "array" else "values"), out, depth + 1)
-        elif isinstance(kind, (dict, list)):
-            _named_types(kind, out, depth + 1)
-    return out
-
-
-def _check_blocks(data: bytes) -> None:
-    """Validate every data block before fastavro materialises it: a damaged count must not exhaust memory."""
-    blocks = fastavro.block_reader(io.BytesIO(data))
-    schema = json.loads(blocks.metadata["avro.schema"])
-    named = _named_types(schema, {})
-    for block in blocks:
-        buf = block.bytes_.getvalue()
-        if block.num_records < 0 or block.num_records > len(buf):
-            raise _Damaged(f"block claims {block.num_records} records in {len(buf)} bytes")
-        pos = 0
-        for _ in range(block.num_records):
-            pos = _skip(schema, buf, pos, named)
-        if pos != len(buf):
-            raise _Damaged(f"block has {len(buf) - pos} trailing bytes")
+@functools.lru_cache(maxsize=64)
+def _writer_schema(text: str | bytes) -> Any:
+    """A file's Avro schema (raw JSON, ids intact), parsed once per distinct text (a table's
+    manifests mostly share a few). Shared between callers: read-only."""
+    return json.loads(text)
 
 
 def _open_avro(data: bytes, what: str, path: str | None) -> tuple[dict, dict[str, str], list[dict]]:
     """Header schema (raw JSON, ids intact), key-value metadata and records; InvalidTable on any Avro damage."""
+    rule = "ICEBERG-MLIST-002" if what == "manifest list" else "ICEBERG-MANIFEST-002"
     try:
-        _check_blocks(data)
-        reader = fastavro.reader(io.BytesIO(data))
-        records = list(reader)
-        raw_meta = reader.metadata
-        schema = json.loads(raw_meta["avro.schema"])
+        bounded.check_avro_container(data, what=what, path=path, rule=rule)
+    except InvalidTable as exc:
+        raise InvalidTable(f"{what} is not a readable Avro file: {exc.message}", path=path, rule=rule, hint=exc.hint) from None
+    try:
+        # Block by block, so that each block is seen to decode to exactly its declared records:
+        # a count too low would silently drop records, one too high runs out of bytes.
+        blocks = fastavro.block_reader(io.BytesIO(data))
+        records: list[dict] = []
+        for block in blocks:
+            records.extend(block)
+            left = len(block.bytes_.getbuffer()) - block.bytes_.tell()
+            if left:
+                raise _Damaged(f"a block of {block.num_records} records has {left} bytes left over")
+        raw_meta = blocks.metadata
+        schema = _writer_schema(raw_meta["avro.schema"])
     except Exception as exc:  # noqa: BLE001 - fastavro raises many kinds on damaged input; all mean "not a valid file"
-        raise InvalidTable(f"{what} is not a readable Avro file: {type(exc).__name__}: {exc}", path=path, rule="ICEBERG-MLIST-002" if what == "manifest list" else "ICEBERG-MANIFEST-002") from None
+        raise InvalidTable(f"{what} is not a readable Avro file: {type(exc).__name__}: {exc}", path=path, rule=rule) from None
     meta = {k: (v.decode("utf-8", "replace") if isinstance(v, bytes) else v) for k, v in raw_meta.items()}
     if not isinstance(schema, dict) or schema.get("type") != "record":
         raise InvalidTable(f"{what} schema is not a record", path=path, rule="ICEBERG-MANIFEST-002")
@@ -704,10 +613,10 @@ def parse_manifest_metadata(meta: Mapping[str, str], *, path: str | None = None,
     def as_int(key: str, rule: str) -> int | None:
         if key not in meta:
             return None
-        try:
-            return int(meta[key])
-        except ValueError:
-            raise InvalidTable(f"manifest metadata {key!r} must be an integer string, got {meta[key]!r}", path=path, rule=rule) from None
+        n = ascii_int(meta[key], signed=True)
+        if n is None:
+            raise InvalidTable(f"manifest metadata {key!r} must be an integer string, got {meta[key]!r}", path=path, rule=rule)
+        return n
 
     version = as_int(KV_FORMAT_VERSION, "ICEBERG-MANIFEST-008") or 1
     if version not in (1, 2, 3):
@@ -754,9 +663,13 @@ def read_manifest(
     path: str | None = None,
     table_version: int | None = None,
     inherit: bool = True,
+    opened: tuple[dict, dict[str, str], list[dict]] | None = None,
 ) -> Manifest:
-    """Entries of a manifest; with ``manifest_file`` (its list entry) snapshot ids, sequence numbers and first_row_ids are inherited."""
-    schema, meta, records = _open_avro(data, "manifest", path)
+    """Entries of a manifest; with ``manifest_file`` (its list entry) snapshot ids, sequence numbers and first_row_ids are inherited.
+
+    ``opened``: what ``_open_avro`` already returned for ``data`` (the validator opens each file once).
+    """
+    schema, meta, records = opened or _open_avro(data, "manifest", path)
     mmeta = parse_manifest_metadata(meta, path=path, table_version=table_version)
     ef = _Fields(schema, "manifest_entry", path, "ICEBERG-GEN-005")
     for fid in (ID_STATUS, ID_DATA_FILE):
@@ -883,9 +796,10 @@ def inherit_entries(entries: Iterable[ManifestEntry], mf: ManifestFile, *, v1_ma
     return tuple(out)
 
 
-def read_manifest_list(data: bytes, *, path: str | None = None) -> tuple[ManifestFile, ...]:
+def read_manifest_list(data: bytes, *, path: str | None = None,
+                       opened: tuple[dict, dict[str, str], list[dict]] | None = None) -> tuple[ManifestFile, ...]:
     """The manifest_file entries of a manifest list; v1 defaults (content 0, sequence numbers 0) applied."""
-    schema, meta, records = _open_avro(data, "manifest list", path)
+    schema, meta, records = opened or _open_avro(data, "manifest list", path)
     mf = _Fields(schema, "manifest_file", path, "ICEBERG-GEN-005")
     summary_fields = None
     if mf.has(ML_PARTITIONS):

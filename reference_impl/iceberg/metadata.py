@@ -17,13 +17,13 @@ from __future__ import annotations
 
 import base64
 import binascii
-import gzip
 import json
 import uuid as uuid_mod
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any, Mapping
 
+from reference_impl.common import bounded
 from reference_impl.errors import InvalidTable, Unsupported
 from reference_impl.iceberg import SUPPORTED_FORMAT_VERSIONS
 from reference_impl.iceberg import partitioning as P
@@ -446,10 +446,7 @@ def _wrap(fn, ctx: _Ctx, what: str):
 def _decode_json(data: bytes | str, path: str | None) -> Any:
     if isinstance(data, bytes) and data[:2] == b"\x1f\x8b":
         # GZIP metadata (Appendix C / F); the name is only a hint, the magic decides.
-        try:
-            data = gzip.decompress(data)
-        except (OSError, EOFError) as exc:
-            raise InvalidTable(f"metadata is not valid GZIP: {exc}", path=path, rule="ICEBERG-META-044") from None
+        data = bounded.inflate_json_text(data, what="GZIP metadata", path=path, rule="ICEBERG-META-044")
     try:
         return json.loads(data)
     except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as exc:

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Iterable, Mapping
 
+from reference_impl.common.bounded import max_inflate
 from reference_impl.errors import InvalidTable, Unsupported
 
 MAGIC = b"PFA1"
@@ -118,7 +119,13 @@ def decompress(raw: bytes, codec: str | None, *, what: str, path: str | None = N
         if zstd is None:
             raise Unsupported(f"{what} is zstd-compressed and the zstandard package is not installed", feature="puffin:zstd", path=path)
         try:
-            # One frame "with content size present" (Compression codecs): decompress() needs it.
+            # One frame "with content size present" (Compression codecs): decompress() needs it,
+            # and allocates what the frame declares, so the declaration is bounded first.
+            declared = zstd.frame_content_size(raw)
+            if declared > max_inflate():
+                raise InvalidTable(f"{what} declares {declared:,} bytes once decompressed, over the limit of "
+                                   f"{max_inflate():,}", rule=RULE_CONTAINER, path=path,
+                                   hint="if the table is genuine, raise LAKECONF_MAX_INFLATE_BYTES")
             return zstd.ZstdDecompressor().decompress(raw)
         except zstd.ZstdError as exc:
             raise InvalidTable(f"{what} is not one zstd frame with its content size: {exc}", rule=RULE_CONTAINER, path=path) from None
@@ -127,7 +134,15 @@ def decompress(raw: bytes, codec: str | None, *, what: str, path: str | None = N
         if frame is None:
             raise Unsupported(f"{what} is LZ4-compressed and the lz4 package is not installed", feature="puffin:lz4", path=path)
         try:
-            return frame.decompress(raw)
+            # Streamed with a ceiling: a frame need not declare its size, and one that does may lie.
+            d = frame.LZ4FrameDecompressor()
+            out = d.decompress(raw, max_length=max_inflate() + 1)
+            if len(out) > max_inflate():
+                raise InvalidTable(f"{what} inflates to more than {max_inflate():,} bytes", rule=RULE_CONTAINER, path=path,
+                                   hint="if the table is genuine, raise LAKECONF_MAX_INFLATE_BYTES")
+            if not d.eof:
+                raise InvalidTable(f"{what} is not one complete LZ4 frame", rule=RULE_CONTAINER, path=path)
+            return out
         except RuntimeError as exc:
             raise InvalidTable(f"{what} is not one LZ4 frame: {exc}", rule=RULE_CONTAINER, path=path) from None
     raise InvalidTable(f"{what} uses compression codec {codec!r}; Puffin allows only {CODECS}", rule=RULE_FOOTER_FIELDS, path=path)

@@ -422,7 +422,18 @@ def read_task(storage: Storage, md: M.TableMetadata, task: Any, schema: T.Schema
     """The live rows of one scan task's data file, deletes applied, projected to ``schema`` by field id.
 
     ``with_positions`` appends ``_file`` (string) and ``_pos`` (int64, the row's position in the file).
+    A data or delete file that Parquet cannot decode makes the table invalid, named by the data file.
     """
+    try:
+        return _read_task(storage, md, task, schema, with_positions=with_positions, cache=cache)
+    except (pa.ArrowException, OSError, UnicodeDecodeError) as exc:
+        f = task.data_file
+        raise InvalidTable(f"data file {f.file_path} or one of its delete files is not readable Parquet: "
+                           f"{type(exc).__name__}: {exc}", path=f.file_path) from None
+
+
+def _read_task(storage: Storage, md: M.TableMetadata, task: Any, schema: T.Schema | Sequence[T.NestedField], *,
+               with_positions: bool, cache: ReadCache | None) -> pa.Table:
     cache = cache if cache is not None else ReadCache()
     f: MF.DataFile = task.data_file
     where = f"data file {f.file_path}"

@@ -40,6 +40,7 @@ from typing import Any, Callable
 
 import fastavro
 
+from reference_impl.common import bounded
 from reference_impl.errors import InvalidTable
 from reference_impl.iceberg import avro as A
 from reference_impl.iceberg import deletes as D
@@ -301,6 +302,7 @@ class ManifestReader:
         """ADDED and EXISTING entries of a manifest, inherited from its list entry ``mf``."""
         path = mf.manifest_path
         try:
+            bounded.check_avro_container(data, what="manifest", path=path)
             reader = fastavro.reader(io.BytesIO(data))
             meta = {k: (v.decode("utf-8", "replace") if isinstance(v, bytes) else v) for k, v in reader.metadata.items()}
             key = tuple(sorted(meta.items()))

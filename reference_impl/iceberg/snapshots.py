@@ -12,7 +12,7 @@ from __future__ import annotations
 import datetime as dt
 import posixpath
 from dataclasses import dataclass
-from typing import Iterator
+from typing import Callable, Iterator
 
 from reference_impl.errors import InvalidTable, Unsupported
 from reference_impl.iceberg import manifests as MF
@@ -204,12 +204,19 @@ def live_files(storage: Storage, md: M.TableMetadata, snapshot: M.Snapshot | Non
                      spec_ids=tuple(dspec), delete_spec_ids=tuple(xspec))
 
 
-def validate_snapshot(storage: Storage, md: M.TableMetadata, snapshot: M.Snapshot) -> list[T.Violation]:
-    """Rules a snapshot's manifest list and manifests break (one pass; unreadable files become violations)."""
+def validate_snapshot(storage: Storage, md: M.TableMetadata, snapshot: M.Snapshot, *,
+                      manifest_files: tuple[MF.ManifestFile, ...] | None = None,
+                      opened: Callable[[str], tuple | None] | None = None) -> list[T.Violation]:
+    """Rules a snapshot's manifest list and manifests break (one pass; unreadable files become violations).
+
+    A caller that already decoded the files (the validator) hands them in, so that a long history
+    is decoded once: ``manifest_files`` (the snapshot's list entries) and ``opened(uri)`` (a
+    manifest's Avro schema, metadata and records, or None to decode it here).
+    """
     out: list[T.Violation] = []
     where = f"snapshot {snapshot.snapshot_id}"
     try:
-        mfs = snapshot_manifests(storage, snapshot)
+        mfs = manifest_files if manifest_files is not None else snapshot_manifests(storage, snapshot)
     except InvalidTable as exc:
         return [T.Violation(rule=exc.rule or "ICEBERG-MLIST-002", message=exc.message, where=where)]
     v3_rows = md.format_version >= 3 and snapshot.first_row_id is not None
@@ -237,7 +244,8 @@ def validate_snapshot(storage: Storage, md: M.TableMetadata, snapshot: M.Snapsho
         if len(raw) != mf.manifest_length:
             out.append(T.Violation(rule="ICEBERG-MLIST-004", message=f"manifest_length {mf.manifest_length} but the file has {len(raw)} bytes", where=mw))
         try:
-            manifest = MF.read_manifest(raw, path=mw, table_version=md.format_version)
+            manifest = MF.read_manifest(raw, path=mw, table_version=md.format_version,
+                                        opened=opened(mw) if opened is not None else None)
         except (InvalidTable, Unsupported) as exc:
             out.append(T.Violation(rule=exc.rule or "ICEBERG-MANIFEST-002", message=exc.message, where=mw))
             continue

@@ -24,6 +24,7 @@ from typing import Any, Iterable, Sequence
 
 import pyarrow as pa
 
+from reference_impl.common.numbers import ascii_int
 from reference_impl.errors import InvalidTable
 from reference_impl.iceberg import metadata as M
 from reference_impl.iceberg import read as R
@@ -34,8 +35,8 @@ from reference_impl.storage import Storage, open_storage
 
 METADATA_DIR = "metadata"
 VERSION_HINT = f"{METADATA_DIR}/version-hint.text"
-_FS_NAME = re.compile(r"^v(\d+)(?:\.gz)?\.metadata\.json(?:\.gz)?$")
-_CATALOG_NAME = re.compile(r"^(\d+)-[0-9A-Za-z-]+(?:\.gz)?\.metadata\.json(?:\.gz)?$")
+_FS_NAME = re.compile(r"^v(\d+)(?:\.gz)?\.metadata\.json(?:\.gz)?$", re.ASCII)
+_CATALOG_NAME = re.compile(r"^(\d+)-[0-9A-Za-z-]+(?:\.gz)?\.metadata\.json(?:\.gz)?$", re.ASCII)
 
 
 def _storage(location: str | Storage) -> Storage:
@@ -45,6 +46,20 @@ def _storage(location: str | Storage) -> Storage:
 def _number(name: str) -> int | None:
     m = _FS_NAME.match(name) or _CATALOG_NAME.match(name)
     return int(m.group(1)) if m else None
+
+
+def hint_version(text: str) -> int | None:
+    """The version a ``version-hint.text`` names: its number, or the number of the ``v<N>.metadata.json``
+    some writers put there instead; None for anything else (the caller then lists the directory).
+
+    Either way it is only where to start: newer versions committed after the hint are still found.
+    Digits are ASCII only (``str.isdigit`` also accepts superscripts that ``int`` refuses).
+    """
+    n = ascii_int(text)
+    if n is not None:
+        return n
+    m = _FS_NAME.match(text) if "/" not in text else None
+    return ascii_int(m.group(1)) if m else None
 
 
 def _fs_path(storage: Storage, n: int) -> str | None:
@@ -61,16 +76,13 @@ def current_metadata_path(storage: Storage) -> str:
         hint = storage.read(VERSION_HINT).decode("utf-8", "replace").strip()
     except FileNotFoundError:
         hint = ""
-    if hint.isdigit():
-        n = int(hint)
-        path = _fs_path(storage, n)
-        if path is not None:
-            # The hint trails the commit: a writer may have stopped between the two.
-            while (newer := _fs_path(storage, n + 1)) is not None:
-                n, path = n + 1, newer
-            return path
-    elif hint and "/" not in hint and _number(hint) is not None and storage.exists(f"{METADATA_DIR}/{hint}"):
-        return f"{METADATA_DIR}/{hint}"  # some writers put the file name itself in the hint
+    n = hint_version(hint)
+    path = _fs_path(storage, n) if n is not None else None
+    if path is not None:
+        # The hint trails the commit: a writer may have stopped between the two.
+        while (newer := _fs_path(storage, n + 1)) is not None:
+            n, path = n + 1, newer
+        return path
     numbered: dict[int, list[str]] = {}
     for info in storage.list(METADATA_DIR):
         n = _number(posixpath.basename(info.path))

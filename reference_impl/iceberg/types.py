@@ -12,6 +12,7 @@ Arrow is the in-memory form: every Arrow field carries its Iceberg id in the fie
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from dataclasses import dataclass, field
@@ -514,10 +515,21 @@ def _parse_fields(obj: dict, where: str) -> tuple[NestedField, ...]:
 def parse_schema(obj: Any) -> Schema:
     """A schema from its JSON (text or decoded object); InvalidTable on a bad shape, never a raw error."""
     if isinstance(obj, (str, bytes)):
-        try:
-            obj = json.loads(obj)
-        except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as exc:
-            raise InvalidTable(f"schema is not valid JSON: {exc}", rule="ICEBERG-SERDE-001") from None
+        return _schema_from_text(obj)
+    return _schema_from_json(obj)
+
+
+@functools.lru_cache(maxsize=64)
+def _schema_from_text(text: str | bytes) -> Schema:
+    # Every manifest carries its schema as text, and a table's manifests share a few: parse each once.
+    try:
+        obj = json.loads(text)
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as exc:
+        raise InvalidTable(f"schema is not valid JSON: {exc}", rule="ICEBERG-SERDE-001") from None
+    return _schema_from_json(obj)
+
+
+def _schema_from_json(obj: Any) -> Schema:
     if not isinstance(obj, dict) or obj.get(TYPE) != STRUCT:
         raise InvalidTable('schema must be a JSON object with "type": "struct"', rule="ICEBERG-SERDE-001")
     try:

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from reference_impl.common.validation import INTERNAL_RULE
 from reference_impl.delta.validate.registry import CHECK_FUNCTIONS, CHECKS, REGISTRY, Violation
 from reference_impl.delta.validate import (  # noqa: F401  (importing registers the checks)
     checks_log,
@@ -26,7 +25,7 @@ from reference_impl.delta.validate import (  # noqa: F401  (importing registers 
 )
 from reference_impl.delta.validate.context import Context, open_storage
 
-__all__ = ["Violation", "validate_table", "CHECKS", "CHECK_FUNCTIONS", "RULES_CHECKED", "INTERNAL_RULE"]
+__all__ = ["Violation", "validate_table", "CHECKS", "CHECK_FUNCTIONS", "RULES_CHECKED"]
 
 RULES_CHECKED: frozenset[str] = frozenset(CHECKS)
 

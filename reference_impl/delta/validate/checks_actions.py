@@ -376,11 +376,13 @@ def dv_bytes(ctx: Context, dv: dict) -> tuple[bytes | None, str | None, str]:
             return None, f"p DV path {p!r} lies outside the table", "DV-008"
     try:
         raw = ctx.storage.read(rel)
-    except Exception:
+    except FileNotFoundError:
         return None, f"DV file {rel} does not exist", "DV-006" if st == "u" else "DV-008"
     if not raw or raw[0] != 1:
         return None, f"DV file {rel} does not start with version byte 1", "DV-014"
     off = dv.get("offset") or 0
+    if not is_long(off) or off < 0:
+        return None, f"DV offset {off!r} is not a non-negative integer", "DV-014"
     if off + 4 > len(raw):
         return None, f"DV offset {off} beyond the end of {rel}", "DV-014"
     size = struct.unpack(">I", raw[off:off + 4])[0]

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import json
 import re
 from collections import Counter
 from typing import Iterator
 
+from reference_impl.common import jsontext
 from reference_impl.delta.validate.context import (
     ADD, CDC, CKPT_METADATA, COMMIT_INFO, DOMAIN, LAST_CHECKPOINT, METADATA, PROTOCOL, REMOVE, SIDECAR, SIDECAR_DIR,
     TXN, Checkpoint, Context, dup_keys_hook, file_key,
@@ -270,7 +270,7 @@ def last_checkpoint(ctx: Context) -> Iterator[Violation]:
     except Exception:
         return
     try:
-        obj = json.loads(raw, object_pairs_hook=dup_keys_hook)
+        obj = jsontext.loads(raw, object_pairs_hook=dup_keys_hook)
     except ValueError:
         yield V("CKPT-027", "_last_checkpoint is not JSON", LAST_CHECKPOINT)
         return

@@ -7,6 +7,7 @@ import decimal
 import json
 from typing import Any, Iterator
 
+from reference_impl.common import jsontext
 from reference_impl.delta.validate.context import ADD, CDC, Action, Context, State
 from reference_impl.delta.validate.meta import (
     D_CLUSTERING, M_GENERATION, M_ID, M_INVARIANTS, M_TYPE_CHANGES, P_CONSTRAINT_PREFIX, P_ICEBERG_V1, P_ICEBERG_V2,
@@ -43,7 +44,7 @@ def _stats(body: dict) -> tuple[dict | None, str | None]:
     if not isinstance(s, str):
         return None, "stats is not a JSON string"
     try:
-        obj = json.loads(s)
+        obj = jsontext.loads(s)
     except ValueError:
         return None, "stats is not valid JSON"
     if not isinstance(obj, dict):
@@ -70,7 +71,7 @@ def _leaf_value(v: Any, t: Any) -> Any:
             return v if isinstance(v, str) else None
         if t == "boolean":
             return v if isinstance(v, bool) else None
-    except (ValueError, TypeError, AttributeError, decimal.InvalidOperation):
+    except (ValueError, TypeError, AttributeError, OverflowError, decimal.InvalidOperation):
         return None
     return None
 
@@ -343,7 +344,7 @@ def _ts_adjusted(pf, name_path: tuple[str, ...]) -> str | None:
             if c.physical_type == "INT96":
                 return "int96"
             try:
-                lt = json.loads(c.logical_type.to_json())
+                lt = jsontext.loads(c.logical_type.to_json())
             except Exception:
                 return None
             if lt.get("Type") == "Timestamp":
@@ -550,7 +551,7 @@ def _constraints(md: dict) -> dict[str, str]:
 
 def _invariant_expr(raw: Any) -> str | None:
     try:
-        obj = json.loads(raw) if isinstance(raw, str) else raw
+        obj = jsontext.loads(raw) if isinstance(raw, str) else raw
         e = obj["expression"]["expression"]
         return e if isinstance(e, str) else None
     except (ValueError, KeyError, TypeError):

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import json
 import re
 from collections import Counter
 from typing import Iterator
 
+from reference_impl.common import jsontext
 from reference_impl.delta.validate.context import (
     ADD, CKPT_METADATA, COMMIT_INFO, METADATA, PROTOCOL, REMOVE, SIDECAR, TXN, Context, file_key,
 )
@@ -85,6 +85,15 @@ def ndjson_lines(ctx: Context) -> Iterator[Violation]:
                 yield V("LOG-005", "line is not a JSON object", where)
             elif len(ln.obj) != 1:
                 yield V("LOG-005", f"line holds {len(ln.obj)} actions, expected exactly one", where)
+
+
+@check("LOG-006")
+def commits_not_empty(ctx: Context) -> Iterator[Violation]:
+    """A commit holds at least one action: an empty file is a commit torn mid-write, not an empty change."""
+    for v in ctx.versions:
+        c = ctx.commits[v]
+        if not c.lines:
+            yield V("LOG-006", "commit file holds no action (what an interrupted write leaves)", c.info.path)
 
 
 @check("LOG-001", "CKPT-042")
@@ -209,7 +218,7 @@ def logical_rows(ctx: Context, body: dict) -> int | None:
     stats = body.get("stats")
     if isinstance(stats, str):
         try:
-            s = json.loads(stats)
+            s = jsontext.loads(stats)
             n = s.get("numRecords") if isinstance(s, dict) and isinstance(s.get("numRecords"), int) else None
         except ValueError:
             n = None

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any, Iterator
 
+from reference_impl.common import jsontext
 from reference_impl.delta.validate.context import ADD, DOMAIN, METADATA, VERSION_KEY, Context
 from reference_impl.delta.validate.meta import (
     D_CLUSTERING, DECIMAL_RE, M_GENERATION, M_ID, M_IDENTITY_EXPLICIT, M_IDENTITY_START, M_IDENTITY_STEP,
@@ -89,7 +89,7 @@ def schema_string(ctx: Context) -> Iterator[Violation]:
         if not isinstance(s, str):
             continue
         try:
-            obj = json.loads(s)
+            obj = jsontext.loads(s)
         except ValueError:
             yield V("SCHEMA-001", "schemaString is not JSON", w)
             continue
@@ -266,7 +266,7 @@ def type_widening(ctx: Context) -> Iterator[Violation]:
             fw = f"{a.where} schema field {'.'.join(ref.path)} {M_TYPE_CHANGES}"
             if isinstance(tc, str):
                 try:
-                    tc = json.loads(tc)
+                    tc = jsontext.loads(tc)
                 except ValueError:
                     tc = None
             if not isinstance(tc, list) or not all(isinstance(e, dict) and isinstance(e.get("fromType"), str)
@@ -296,7 +296,10 @@ def type_widening(ctx: Context) -> Iterator[Violation]:
                 if isinstance(ot, str) and isinstance(nt, str) and ot != nt and ot != "void":
                     fw = f"{a.where} schema field {'.'.join(ref.path)}"
                     recorded = ref.meta.get(M_TYPE_CHANGES)
-                    recorded = json.loads(recorded) if isinstance(recorded, str) else recorded
+                    try:
+                        recorded = jsontext.loads(recorded) if isinstance(recorded, str) else recorded
+                    except ValueError:
+                        recorded = None  # not JSON: no entry for the change either
                     if not (isinstance(recorded, list) and any(isinstance(e, dict) and e.get("fromType") == ot
                                                                and e.get("toType") == nt for e in recorded)):
                         yield V("TYPEWIDEN-005", f"type changed {ot} -> {nt} without a delta.typeChanges entry", fw)
@@ -386,7 +389,7 @@ def variant_not_partition(ctx: Context) -> Iterator[Violation]:
 def clustering_columns(body: dict) -> list[list[str]] | None:
     """Clustering column name paths of a delta.clustering domain action (None if malformed)."""
     try:
-        cfg = json.loads(body.get("configuration") or "")
+        cfg = jsontext.loads(body.get("configuration") or "")
     except (ValueError, TypeError):
         return None
     cols = cfg.get("clusteringColumns") if isinstance(cfg, dict) else None

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import json
 from typing import Iterator
 
+from reference_impl.common import jsontext
 from reference_impl.delta.validate.context import (
     ADD, CDC, COMMIT_INFO, REMOVE, STAGED_DIR, STAGED_RE, VERSION_KEY, Context,
 )
@@ -59,7 +59,7 @@ def _hwm(st) -> int | None:
     if not d:
         return None
     try:
-        return int(json.loads(d.get("configuration"))["rowIdHighWaterMark"])
+        return int(jsontext.loads(d.get("configuration"))["rowIdHighWaterMark"])
     except (ValueError, KeyError, TypeError):
         return None
 

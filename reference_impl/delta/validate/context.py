@@ -8,16 +8,15 @@ does not hide every other violation of the table.
 
 from __future__ import annotations
 
-import json
-import os
 import re
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Iterator
 from urllib.parse import unquote, urlparse
 
-from reference_impl.errors import InvalidTable
-from reference_impl.storage import FileInfo, LocalStorage, Storage, normalize_relative
+from reference_impl.common import jsontext
+from reference_impl.errors import InvalidTable, LakeconfError
+from reference_impl.storage import FileInfo, LocalStorage, Storage
 from reference_impl.parquet_io import open_parquet, read_parquet
 
 LOG_DIR = "_delta_log"
@@ -237,7 +236,7 @@ class Context:
             if not raw.strip():
                 continue
             try:
-                out.append(Line(lineno=i, obj=json.loads(raw), error=None))
+                out.append(Line(lineno=i, obj=jsontext.loads(raw), error=None))
             except ValueError as e:
                 out.append(Line(lineno=i, obj=None, error=f"not a JSON object: {e}"))
         return out
@@ -253,20 +252,13 @@ class Context:
 
     def _parquet_source(self, rel: str) -> Any:
         """What pyarrow should open: a local path when possible, else the object's bytes."""
-        import pyarrow as pa
-
         if isinstance(self.storage, LocalStorage):
             # opening by path, not through an in-memory buffer, sidesteps an interpreter-exit abort
             # seen with pyarrow 19 after reading parquet from Python buffers
-            full = os.path.join(self.storage.base, normalize_relative(rel))
-            if not os.path.isfile(full):
-                raise FileNotFoundError(full)
-            return full
+            return self.storage.local_path(rel)
         return self.storage.read(rel)
 
     def _read_parquet_rows(self, path: str) -> tuple[list[dict], dict[str, Any]]:
-        import pyarrow.parquet as pq
-
         table = _read_parquet_source(self._parquet_source(path))
         cols = {f.name: f.type for f in table.schema}
         return [norm_row(r) for r in table.to_pylist()], cols
@@ -339,10 +331,10 @@ class Context:
     def footer(self, rel: str) -> "Footer | None":
         """Parquet footer of a data file (None if missing or unreadable); no file handle is kept open."""
         if rel not in self._footers:
-            import pyarrow.parquet as pq
-
             try:
                 self._footers[rel] = Footer(_read_parquet_footer(self._parquet_source(rel)))
+            except LakeconfError:
+                raise  # the storage refused the file (a link out of the root): the table is refused
             except Exception:
                 self._footers[rel] = None
         return self._footers[rel]
@@ -350,10 +342,10 @@ class Context:
     def table(self, rel: str) -> Any:
         """The whole data file as an Arrow table (None if unreadable)."""
         if rel not in self._tables:
-            import pyarrow.parquet as pq
-
             try:
                 tbl = _read_parquet_source(self._parquet_source(rel)) if self.footer(rel) else None
+            except LakeconfError:
+                raise
             except Exception:
                 tbl = None
             if len(self._tables) >= TABLE_CACHE:  # data files can be big: keep only the most recent few
@@ -480,7 +472,9 @@ def _read_parquet_source(source: "str | bytes"):
     import pyarrow.parquet as pq
 
     if isinstance(source, str):
-        return pq.ParquetFile(source).read(use_threads=False)
+        table = pq.ParquetFile(source).read(use_threads=False)
+        table.validate(full=True)  # strings must be UTF-8 (see parquet_io.read_parquet)
+        return table
     return read_parquet(source)
 
 

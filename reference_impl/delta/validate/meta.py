@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from typing import Any, Iterator
+
+from reference_impl.common import jsontext
 
 # Table property keys, spelled once.
 P_APPEND_ONLY = "delta.appendOnly"
@@ -121,7 +122,7 @@ def schema_of(md: Any) -> dict | None:
     if not isinstance(s, str):
         return None
     try:
-        v = json.loads(s)
+        v = jsontext.loads(s)
     except ValueError:
         return None
     return v if isinstance(v, dict) else None

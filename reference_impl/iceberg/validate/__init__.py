@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from reference_impl.common.validation import INTERNAL_RULE, Violation
+from reference_impl.common.validation import Violation
 from reference_impl.iceberg.validate.registry import CHECK_FUNCTIONS, CHECKS, REGISTRY, rid
 from reference_impl.iceberg.validate import (  # noqa: F401  (importing registers the checks)
     checks_metadata,
@@ -28,7 +28,7 @@ from reference_impl.iceberg.validate import (  # noqa: F401  (importing register
 )
 from reference_impl.iceberg.validate.context import Context, open_table
 
-__all__ = ["Violation", "validate_table", "CHECKS", "CHECK_FUNCTIONS", "RULES_CHECKED", "INTERNAL_RULE"]
+__all__ = ["Violation", "validate_table", "CHECKS", "CHECK_FUNCTIONS", "RULES_CHECKED"]
 
 RULES_CHECKED: frozenset[str] = frozenset(CHECKS)
 

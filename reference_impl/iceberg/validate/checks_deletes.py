@@ -14,6 +14,7 @@ from typing import Iterator
 
 import pyarrow as pa
 
+from reference_impl.common.numbers import ascii_int
 from reference_impl.iceberg import manifests as MF
 from reference_impl.iceberg import types as T
 from reference_impl.iceberg.validate import puffin_blobs as PB
@@ -170,7 +171,7 @@ def deletion_vectors(ctx: Context) -> Iterator[Violation]:
         if dv.cardinality is None:
             continue
         card = props.get("cardinality")
-        if card is None or not str(card).isdigit() or int(card) != dv.cardinality:
+        if card is None or ascii_int(str(card)) != dv.cardinality:
             yield V("DV-006", f"blob property cardinality {card!r} but the vector holds {dv.cardinality} positions", w)
         if d.record_count != dv.cardinality:
             yield V("DV-008", f"record_count {d.record_count} but the vector holds {dv.cardinality} positions", w)

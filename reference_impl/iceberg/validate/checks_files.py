@@ -107,9 +107,10 @@ def column_by_id(table: pa.Table, fid: int) -> pa.Array | None:
     return None
 
 
-@check("META-031", "META-009", "MANIFEST-022", "MANIFEST-019")
+@check("META-031", "META-009", "MANIFEST-022", "MANIFEST-019", "FMT-013")
 def files_exist(ctx: Context) -> Iterator[Violation]:
-    """Every file a listed snapshot references exists under the table, with the entry's size and format."""
+    """Every file a listed snapshot references exists under the table, with the entry's size and format,
+    and its content decodes (strings valid UTF-8, pages readable)."""
     for path, lm, e in files(ctx):
         d = e.data_file
         b = ctx.blob(path)
@@ -136,6 +137,10 @@ def files_exist(ctx: Context) -> Iterator[Violation]:
             yield V("MANIFEST-019", f"file_format is {fmt} but the file's magic bytes say otherwise", w)
         elif fmt == "parquet" and ctx.parquet(b) is None:
             yield V("MANIFEST-019", f"file_format is parquet but the footer does not read: {ctx.parquet_errors.get(b.uri)}", w)
+        elif fmt == "parquet" and ctx.table_of(b) is None:
+            error = ctx.parquet_errors.get(b.uri) or "unreadable"
+            rule = "FMT-013" if "UTF8" in error or "UTF-8" in error else "MANIFEST-019"
+            yield V(rule, f"the Parquet file's content does not decode: {error}", w)
 
 
 @check("MANIFEST-034")

@@ -15,6 +15,7 @@ from collections import defaultdict
 from dataclasses import replace
 from typing import Any, Iterator
 
+from reference_impl.common.numbers import ascii_int
 from reference_impl.errors import LakeconfError
 from reference_impl.iceberg import manifests as MF
 from reference_impl.iceberg import metadata as M
@@ -31,7 +32,8 @@ from reference_impl.iceberg.validate.registry import V, Violation, at, check, ri
 
 def _kv_version(af: AvroFile) -> int | None:
     fv = af.meta.get(MF.KV_FORMAT_VERSION) if af.meta else None
-    return int(fv) if isinstance(fv, str) and fv.isdigit() and 1 <= int(fv) <= 3 else None
+    n = ascii_int(fv)
+    return n if n is not None and 1 <= n <= 3 else None
 
 
 def _shape_version(af: AvroFile, table_version: int) -> int:
@@ -104,14 +106,20 @@ def avro_schemas(ctx: Context) -> Iterator[Violation]:
         return
     tv = ctx.md.format_version
     done: set[str] = set()
+    # Files written alike share their schema text: judge each distinct schema once (linear in history).
+    judged: dict[tuple, list] = {}
     items = [(af, "MLIST-002") for _s, af in _lists(ctx)] + [(af, "MANIFEST-002") for _s, _mf, af in manifest_refs(ctx)]
     for af, missing in items:
         if af.schema is None or af.blob.uri in done:
             continue
         done.add(af.blob.uri)
         v = file_version(af, tv)
-        problems = list(AS.walk_ids(af.schema, missing))
-        problems += list(AS.manifest_list_problems(af.schema, v) if af.kind == "manifest list" else AS.manifest_problems(af.schema, v))
+        key = (af.meta.get("avro.schema"), af.kind, v, missing)
+        problems = judged.get(key)
+        if problems is None:
+            problems = list(AS.walk_ids(af.schema, missing))
+            problems += list(AS.manifest_list_problems(af.schema, v) if af.kind == "manifest list" else AS.manifest_problems(af.schema, v))
+            judged[key] = problems
         for p in problems:
             yield V(p.rule, p.message, at(af.where, p.path))
 
@@ -138,7 +146,7 @@ def manifest_key_value_metadata(ctx: Context) -> Iterator[Violation]:
             sid = meta.get(MF.KV_SCHEMA_ID)
             if sid is None:
                 yield V("MANIFEST-005", "v2+ manifest metadata lacks 'schema-id'", at(w, MF.KV_SCHEMA_ID))
-            elif not sid.lstrip("-").isdigit() or md.schema_by_id(int(sid)) is None:
+            elif ascii_int(sid, signed=True) is None or md.schema_by_id(int(sid)) is None:
                 yield V("MANIFEST-005", f"manifest schema-id {sid!r} names no schema of the table", at(w, MF.KV_SCHEMA_ID))
         raw_spec = meta.get(MF.KV_PARTITION_SPEC)
         fields = None
@@ -156,7 +164,7 @@ def manifest_key_value_metadata(ctx: Context) -> Iterator[Violation]:
         if spec_id is None:
             if v >= 2:
                 yield V("MANIFEST-007", "v2+ manifest metadata lacks 'partition-spec-id'", at(w, MF.KV_PARTITION_SPEC_ID))
-        elif not spec_id.lstrip("-").isdigit():
+        elif ascii_int(spec_id, signed=True) is None:
             yield V("MANIFEST-007", f"partition-spec-id {spec_id!r} is not an integer string", at(w, MF.KV_PARTITION_SPEC_ID))
         fv = meta.get(MF.KV_FORMAT_VERSION)
         if fv is None and v >= 2:
@@ -167,7 +175,7 @@ def manifest_key_value_metadata(ctx: Context) -> Iterator[Violation]:
         if v >= 2 and content not in (MF.CONTENT_DATA_NAME, MF.CONTENT_DELETES_NAME):
             yield V("MANIFEST-009", f"manifest content must be 'data' or 'deletes', got {content!r}", at(w, MF.KV_CONTENT))
         # The spec the manifest says it was written with is the table's spec of that id.
-        sid_int = int(spec_id) if spec_id is not None and spec_id.lstrip("-").isdigit() else (0 if v == 1 else None)
+        sid_int = ascii_int(spec_id, signed=True) if spec_id is not None else (0 if v == 1 else None)
         table_spec = md.spec_by_id(sid_int) if sid_int is not None else None
         if fields is not None and table_spec is not None:
             try:
@@ -207,7 +215,11 @@ def snapshot_manifests(ctx: Context) -> Iterator[Violation]:
         if af is None or af.parsed is None:
             continue  # unreadable: avro_files_readable says why
         no_seq = md.format_version >= 2 and M.SEQUENCE_NUMBER not in raw.get(s.snapshot_id, {M.SEQUENCE_NUMBER: 0})
-        for v in S.validate_snapshot(ctx.storage, md, s):
+        def opened(uri: str) -> tuple | None:
+            m = ctx.avro(uri, "manifest")
+            return (m.schema, m.meta, m.records) if m.schema is not None else None
+
+        for v in S.validate_snapshot(ctx.storage, md, s, manifest_files=af.parsed, opened=opened):
             if v.rule not in SNAPSHOT_RULES or (no_seq and v.rule == rid("SEQ-012")):
                 continue  # read errors are avro_files_readable's; a missing sequence-number is SEQ-001's
             yield replace(v, where=_where(ctx, v.where, ctx.current.where))

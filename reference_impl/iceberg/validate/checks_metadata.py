@@ -14,6 +14,7 @@ import uuid as uuid_mod
 from dataclasses import replace
 from typing import Any, Iterator
 
+from reference_impl.common.numbers import ascii_int
 from reference_impl.iceberg import evolution as E
 from reference_impl.iceberg import metadata as M
 from reference_impl.iceberg import partitioning as P
@@ -171,7 +172,7 @@ def _snapshot_written_as(ctx: Context, s: dict, table_version: int) -> int:
     if isinstance(loc, str):
         af = ctx.avro(loc, "manifest list")
         fv = af.meta.get("format-version") if af.meta else None
-        if isinstance(fv, str) and fv.isdigit() and 1 <= int(fv) <= table_version:
+        if (n := ascii_int(fv)) is not None and 1 <= n <= table_version:
             return int(fv)
     if s.get(M.FIRST_ROW_ID) is not None and table_version >= 3:
         return 3
@@ -383,20 +384,48 @@ def schema_evolution(ctx: Context) -> Iterator[Violation]:
                     yield replace(x, where=at(mf.where, f"schema {new.schema_id}: {x.where}"))
 
 
+def _chain_fates(snapshots) -> dict[int, int | None]:
+    """Per snapshot id, the first snapshot its parent chain visits twice (None: the chain ends).
+
+    Linear in the number of snapshots (each chain is walked once, then remembered): on a chain
+    that joins a loop every snapshot gets the loop's entry; on the loop each snapshot gets itself.
+    """
+    by_id: dict[int, Any] = {}
+    for s in snapshots:
+        by_id.setdefault(s.snapshot_id, s)
+    fates: dict[int, int | None] = {}
+    for start in by_id:
+        path: list[int] = []
+        on_path: dict[int, int] = {}
+        cur: int | None = start
+        while cur is not None and cur not in fates and cur not in on_path:
+            on_path[cur] = len(path)
+            path.append(cur)
+            parent = by_id[cur].parent_snapshot_id
+            cur = parent if parent in by_id else None
+        if cur is None or cur in fates:
+            fate = None if cur is None else fates[cur]
+            for sid in path:
+                fates[sid] = fate
+        else:  # cur closes a loop: the loop's snapshots reach themselves first, those before it reach cur
+            entry = on_path[cur]
+            for sid in path[entry:]:
+                fates[sid] = sid
+            for sid in path[:entry]:
+                fates[sid] = cur
+    return fates
+
+
 @check("SNAP-002", relay=True)
 def snapshot_lineage(ctx: Context) -> Iterator[Violation]:
     """Parent chains end (no cycles); snapshot ids are positive (Appendix F, SNAP-014: a SHOULD, reported, not claimed)."""
     for mf in _models(ctx):
         md = mf.md
+        fates = _chain_fates(md.snapshots)
         for s in md.snapshots:
             w = at(mf.where, f"snapshot {s.snapshot_id}")
             if s.snapshot_id <= 0:
                 yield V("SNAP-014", f"snapshot id {s.snapshot_id} is not positive", w)
-            seen = {s.snapshot_id}
-            p = md.snapshot_by_id(s.parent_snapshot_id) if s.parent_snapshot_id not in (None, s.snapshot_id) else None
-            while p is not None:
-                if p.snapshot_id in seen:
-                    yield V("SNAP-002", f"the parent chain of snapshot {s.snapshot_id} loops back to {p.snapshot_id}", w)
-                    break
-                seen.add(p.snapshot_id)
-                p = md.snapshot_by_id(p.parent_snapshot_id) if p.parent_snapshot_id is not None else None
+            loop = fates.get(s.snapshot_id)
+            if loop is not None and s.parent_snapshot_id != s.snapshot_id:  # a self-parent is SNAP-002's other check
+                yield V("SNAP-002", f"the parent chain of snapshot {s.snapshot_id} loops back to {loop}", w)

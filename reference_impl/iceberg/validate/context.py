@@ -11,7 +11,6 @@ be checked field by field.
 
 from __future__ import annotations
 
-import gzip
 import json
 import posixpath
 import re
@@ -19,6 +18,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Iterator, Mapping
 
+from reference_impl.common import bounded
 from reference_impl.errors import InvalidTable, LakeconfError, Unsupported
 from reference_impl.iceberg import manifests as MF
 from reference_impl.iceberg import metadata as M
@@ -161,9 +161,9 @@ class ListedManifest:
 def _decode_json(data: bytes) -> tuple[Any, str | None]:
     if data[:2] == b"\x1f\x8b":
         try:
-            data = gzip.decompress(data)
-        except (OSError, EOFError) as exc:
-            return None, f"not valid GZIP: {exc}"
+            data = bounded.inflate_json_text(data, what="GZIP metadata")
+        except InvalidTable as exc:
+            return None, f"not valid GZIP: {exc.message}"
     try:
         return json.loads(data), None
     except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as exc:
@@ -271,12 +271,13 @@ class Context:
         except LakeconfError as exc:
             af.avro_error = exc
             return af
+        opened = (af.schema, af.meta, af.records)
         try:
             if kind == "manifest list":
-                af.parsed = MF.read_manifest_list(b.data, path=b.where)
+                af.parsed = MF.read_manifest_list(b.data, path=b.where, opened=opened)
             else:
                 # Read without the table's version: a manifest newer than its table is a finding, not a crash.
-                af.parsed = MF.read_manifest(b.data, path=b.where, inherit=False)
+                af.parsed = MF.read_manifest(b.data, path=b.where, inherit=False, opened=opened)
         except LakeconfError as exc:
             af.parse_error = exc
         except Exception as exc:  # noqa: BLE001 - a reader crash on bad input is reported, never raised

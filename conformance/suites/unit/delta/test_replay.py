@@ -204,7 +204,7 @@ def _canon(s):
 
 @pytest.mark.rule("DELTA-CKPT-007", "DELTA-REPLAY-001", "DELTA-REPLAY-006")
 @settings(max_examples=25, deadline=None)
-@given(commits=st.lists(st.lists(_op, max_size=5), min_size=1, max_size=8), data=st.data())
+@given(commits=st.lists(st.lists(_op, min_size=1, max_size=5), min_size=1, max_size=8), data=st.data())
 def test_checkpoint_plus_tail_equals_full_replay(commits, data):
     with tempfile.TemporaryDirectory() as tmp:
         b = LogBuilder(tmp)

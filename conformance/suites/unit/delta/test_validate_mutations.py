@@ -580,6 +580,8 @@ def _(t): t.commits[1] = None
 def _(t): t.raw["_delta_log/1.json"] = b'{"commitInfo":{}}\n'
 @mut("LOG-005")
 def _(t): t.commits[1].append('{"txn": {"appId": "a",')
+@mut("LOG-006")
+def _(t): t.commits[2] = []  # a commit file created, never filled: what a torn write leaves
 @mut("LOG-007")
 def _(t): t.commits[1] += [{"protocol": dict(t.proto())}, {"protocol": dict(t.proto())}]
 @mut("LOG-008")

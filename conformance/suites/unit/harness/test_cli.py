@@ -236,3 +236,32 @@ def test_a_missing_extra_is_named():
     reason = missing_module("no_such_module_lakeconf", "duckdb")
     assert reason.startswith("cannot import no_such_module_lakeconf") and "pip install 'lakeconf[duckdb]'" in reason
     assert missing_module("json", "duckdb") is None
+
+
+def test_a_reader_that_goes_away_is_not_an_internal_error():
+    """`lakeconf cases | head -1`: the closed pipe ends the command quietly (exit 141, as SIGPIPE would), no error line."""
+    code = ("import sys; from conformance.cli import main; sys.exit(main(['cases']))")
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT)
+    proc.stdout.close()  # the reader is gone before the command writes (it takes a while to import)
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=60) == 141, err
+    assert err == "", err
+
+
+def test_validate_masks_credentials_in_the_location_too(capsys, tmp_path, delta_table, monkeypatch):
+    """`validate --json` prints the location with the same redaction as every message."""
+    import shutil
+
+    path, _v0, _v1 = delta_table
+    secret_dir = tmp_path / "AKIAEXAMPLESECRET42"
+    shutil.copytree(path, secret_dir)
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "AKIAEXAMPLESECRET42")
+    main(["validate", str(secret_dir), "--json"])
+    out = capsys.readouterr().out
+    assert "AKIAEXAMPLESECRET42" not in out and json.loads(out)["table"].endswith("/***")
+
+
+def test_a_malformed_bucket_is_one_line(capsys):
+    assert main(["validate", "s3://Bad_Bucket/t"]) == 2
+    line = err_line(capsys)
+    assert "is not a valid S3 bucket name" in line

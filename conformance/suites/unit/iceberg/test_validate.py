@@ -18,7 +18,7 @@ import pytest
 from conformance.rules import all_rules
 from conformance.formats.iceberg.strategies import build_table
 from reference_impl.errors import InvalidTable
-from reference_impl.iceberg.validate import CHECKS, INTERNAL_RULE, RULES_CHECKED, Violation, validate_table
+from reference_impl.iceberg.validate import CHECKS, RULES_CHECKED, Violation, validate_table
 
 
 def rules_of(found: list[Violation]) -> set[str]:
@@ -251,13 +251,11 @@ def test_wrongly_typed_metadata_never_crashes(v3_template, key, j):
     _restore(t, pristine)
     t.edit_doc(lambda d: d.update({key: WRONG[j]}))
     found = validate_table(t.root)
-    assert INTERNAL not in rules_of(found), show(found)
     optional = key in ("properties", "current-snapshot-id", "snapshots", "snapshot-log", "metadata-log", "refs", "statistics",
                        "partition-statistics")
     assert found or (optional and WRONG[j] in (None, [])), "a wrongly typed field went unnoticed"
 
 
-INTERNAL = INTERNAL_RULE
 
 
 def test_wrong_values_inside_snapshots_refs_and_specs_never_crash(v3_template):
@@ -288,8 +286,7 @@ def test_wrong_values_inside_snapshots_refs_and_specs_never_crash(v3_template):
                 node = node[p]
             node[path[-1]] = bad
         t.edit_doc(f)
-        found = validate_table(t.root)
-        assert INTERNAL not in rules_of(found), (path, bad, show(found))
+        validate_table(t.root)  # a crashing check raises Internal
 
 
 @pytest.mark.parametrize("target", ["manifest", "list", "data", "puffin", "metadata"])
@@ -309,8 +306,7 @@ def test_corrupted_files_never_crash(v3_template, target):
                 i = rng.randrange(len(data))
                 data[i] ^= 1 << rng.randrange(8)
         open(t.path(rel), "wb").write(bytes(data))
-        found = validate_table(t.root)
-        assert INTERNAL not in rules_of(found), (target, trial, show(found))
+        validate_table(t.root)  # a crashing check raises Internal
 
 
 def test_metadata_that_is_not_an_object_is_reported(tmp_path):

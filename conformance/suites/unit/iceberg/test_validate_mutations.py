@@ -651,6 +651,13 @@ def _(t):
     f = tbl.schema.field(i)
     elem = f.type.value_field.remove_metadata()
     t.write_table("c", tbl.set_column(i, f.with_type(pa.list_(elem)), tbl.column(i).cast(pa.list_(elem))))
+@mut("FMT-013")
+def _(t):
+    # a string column holding bytes that are not UTF-8 (a view skips Arrow's own check; Parquet stores them as is)
+    tbl = rows_of(t, "c")
+    i = tbl.schema.get_field_index("name")
+    bad = pa.array([b"\xff\xfe"] * tbl.num_rows, pa.binary()).view(pa.string())
+    t.write_table("c", tbl.set_column(i, tbl.schema.field(i), bad))
 @mut("GEN-008")
 def _(t):
     tbl = rows_of(t, "c")
