@@ -154,3 +154,29 @@ def engine_line(name: str, r: dict, extra: str = "") -> str:
         return f"  {name:9}: ERROR {r['error'][-300:]}"
     return (f"  {name:9}: median {r['median_seconds']:.3f}s wall, {r['median_cpu_seconds']:.3f}s CPU (runs {r['all_seconds']}), "
             f"peak RSS {r['peak_rss_mb']} MB (after imports {r['baseline_rss_mb']} MB){extra}")
+
+
+def validation_in_child(fmt: str, path: str) -> dict:
+    """The reference validator of ``fmt`` on the table at ``path``, timed in a fresh process:
+    wall and CPU seconds, peak RSS (VmHWM) and the RSS after imports, and the violation count."""
+    code = (
+        "import json, sys\n"
+        "from conformance.bench import maxrss_mb, timed\n"
+        "from reference_impl import formats\n"
+        "from reference_impl.storage import open_storage\n"
+        "validate = formats.get(sys.argv[1]).load('validator')\n"
+        "found, wall, cpu, base = timed(lambda: validate(open_storage(sys.argv[2])))\n"
+        "print(json.dumps({'wall': wall, 'cpu': cpu, 'peak_mb': maxrss_mb(), 'baseline_mb': base, 'violations': len(found)}))\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code, fmt, path], capture_output=True, text=True, cwd=PROJECT_ROOT)
+    if proc.returncode != 0:
+        return {"error": (proc.stderr or proc.stdout).strip()[-2000:]}
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def validation_line(what: str, figures: dict) -> str:
+    """One line of a validation benchmark."""
+    if "error" in figures:
+        return f"{what}: validation failed: {figures['error'].splitlines()[-1]}"
+    return (f"{what}: validated in {figures['wall']:.2f}s wall, {figures['cpu']:.2f}s CPU, peak {figures['peak_mb']:.0f} MB "
+            f"({figures['baseline_mb']:.0f} MB after imports), {figures['violations']} violation(s)")

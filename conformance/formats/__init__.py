@@ -55,6 +55,7 @@ class FormatPlugin:
     engines: Mapping[str, str] = field(default_factory=dict)  # engine name -> "module:Class" (engines of this format only)
     drivers: Mapping[str, str] = field(default_factory=dict)  # multi-format engine family -> driver "module[:attr]"
     bench: str | None = None  # module with main(argv) -> exit code (``lakeconf bench <format>``)
+    hostile: str | None = None  # "module:SPEC": a conformance.hostile.HostileSpec (file kinds, seed cases)
     rules_catalog: str | None = None  # path of the rule catalog (default: conformance/rules/<name>.md)
     # What a version number means for this format (``lakeconf read --at``, the report, the README).
     versions: str = "the format's own version numbers"

@@ -24,5 +24,6 @@ FORMAT = FormatPlugin(
         "spark": f"{_PKG}.drivers.spark",
     },
     bench=f"{_PKG}.bench",
+    hostile=f"{_PKG}.hostile:SPEC",
     versions="the commit version of the log (00000000000000000N.json)",
 )

@@ -32,6 +32,7 @@ from typing import Any
 
 from conformance.bench import (
     aggregate, engine_line, interleaved, verdict_lines, loadavg, maxrss_mb, measure_in_child, profile_call, ratios, say, timed,
+    validation_in_child, validation_line,
 )
 
 TARGET_RATIO = 3.0
@@ -313,6 +314,21 @@ def summary(result: dict) -> str:
     return "\n".join(lines)
 
 
+def run_validation(sizes: list[int], checkpoint_interval: int, workdir: str | None = None) -> list[dict]:
+    """The reference validator on logs of each size (commits, one add each), each in a fresh process."""
+    out = []
+    for n in sizes:
+        with tempfile.TemporaryDirectory(prefix="lakeconf-delta-history-", dir=workdir) as d:
+            path = os.path.join(d, "table")
+            say(f"building a {n:,}-commit Delta table (checkpoint every {checkpoint_interval})")
+            built = build_table(path, files=n, commits=n, checkpoint_interval=checkpoint_interval)
+            figures = validation_in_child("delta", path)
+            out.append({"commits": n, "checkpoint_interval": checkpoint_interval, **figures})
+            print(validation_line(f"delta, {n:,} commits, checkpoint every {checkpoint_interval} "
+                                  f"({built.get('checkpoints', '?')} checkpoints)", figures), flush=True)
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     """``lakeconf bench delta [--files N --commits N --checkpoint-interval N --repeat N --workdir DIR --json]``.
 
@@ -339,9 +355,17 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--checkpoint-writer", choices=("reference", "deltalake"), default="reference")
     p.add_argument("--no-profile", action="store_true", help="do not profile the reference when over the target")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
+    p.add_argument("--validate", default=None, metavar="N[,N...]",
+                   help="instead: time the reference validator on logs of N commits each (one add per commit, "
+                        "--checkpoint-interval applies)")
     args = p.parse_args([a for a in argv if a != "--"])
     for name, value in zip(("files", "commits", "checkpoint_interval", "repeat"), args.numbers):
         setattr(args, name, value)
+    if args.validate:
+        result = run_validation([int(x) for x in args.validate.split(",")], args.checkpoint_interval, args.workdir)
+        if args.json:
+            print(json.dumps(result, indent=1))
+        return 1 if any("error" in r for r in result) else 0
     result = run_delta(args.files, args.commits, args.checkpoint_interval, args.repeat, args.workdir,
                        checkpoint_writer=args.checkpoint_writer, profile=not args.no_profile)
     print(json.dumps(result, indent=1) if args.json else summary(result))

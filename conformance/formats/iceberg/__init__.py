@@ -24,6 +24,7 @@ FORMAT = FormatPlugin(
         "spark": f"{_PKG}.drivers.spark",
     },
     bench=f"{_PKG}.bench",
+    hostile=f"{_PKG}.hostile:SPEC",
     versions=(
         "the kit's numbering: 0 is the table before its first snapshot, N the main-history snapshot with "
         "sequence number N (v2, v3) or the N-th snapshot from the root (v1)"

@@ -31,10 +31,10 @@ import struct
 import sys
 import tempfile
 import time
-from typing import Any
+from typing import Any, Sequence
 
 from conformance.bench import (
-    aggregate, engine_line, interleaved, verdict_lines, loadavg as _loadavg, maxrss_mb as _maxrss_mb, measure_in_child, profile_call, ratios,
+    aggregate, engine_line, interleaved, validation_in_child, validation_line, verdict_lines, loadavg as _loadavg, maxrss_mb as _maxrss_mb, measure_in_child, profile_call, ratios,
     say as _say, timed,
 )
 
@@ -159,6 +159,72 @@ def build_table(path: str, *, manifests: int = 1_000, entries: int = 1_000, dele
     return {"manifests": manifests, "entries_per_manifest": entries, "data_files": n_data, "delete_files": n_deletes,
             "delete_manifests": n_delete_manifests, "manifest_bytes": manifest_bytes,
             "build_seconds": round(time.perf_counter() - t0, 2), "metadata": os.path.join(path, "metadata", "v1.metadata.json")}
+
+
+def build_history(path: str, snapshots: int) -> dict:
+    """A format-v2 table of ``snapshots`` snapshots in one parent chain, for the validation benchmark.
+
+    Each snapshot overwrites the previous one's single data file (one manifest with the ADDED file
+    and the DELETED one, one manifest list): the history grows linearly with the snapshot count, so
+    validation time per snapshot says whether the validator is linear. Data files do not exist.
+    """
+    from reference_impl.iceberg import manifests as MF
+    from reference_impl.iceberg import metadata as M
+    from reference_impl.iceberg import partitioning as P
+    from reference_impl.storage import LocalStorage
+
+    schema, spec = _schema_and_spec()
+    storage = LocalStorage(path)
+    t0 = time.perf_counter()
+    base, now = SNAPSHOT_ID, int(time.time() * 1000) - snapshots * 1000
+    snaps, log, previous = [], [], None
+    for k in range(1, snapshots + 1):
+        sid = base + k
+        d = _data_file(storage, k, 0)
+        entries = [MF.ManifestEntry(status=MF.ADDED, data_file=d)]
+        if previous is not None:
+            entries.append(MF.ManifestEntry(status=MF.DELETED, data_file=previous, snapshot_id=sid,
+                                            sequence_number=k - 1, file_sequence_number=k - 1))
+        raw = MF.write_manifest(entries, schema=schema, spec=spec, format_version=2)
+        rel = f"metadata/m-{k:06d}.avro"
+        storage.put_if_absent(rel, raw)
+        mf = MF.manifest_file_for(entries, manifest_path=storage.uri(rel), manifest_length=len(raw), spec=spec,
+                                  schema=schema, added_snapshot_id=sid, sequence_number=k)
+        ml = f"metadata/snap-{sid}.avro"
+        storage.put_if_absent(ml, MF.write_manifest_list([mf], format_version=2, snapshot_id=sid, sequence_number=k,
+                                                         parent_snapshot_id=sid - 1 if k > 1 else None))
+        ts = now + k * 1000
+        snaps.append(M.Snapshot(snapshot_id=sid, parent_snapshot_id=sid - 1 if k > 1 else None, timestamp_ms=ts,
+                                sequence_number=k, manifest_list=storage.uri(ml),
+                                summary={"operation": "append" if k == 1 else "overwrite"}, schema_id=0))
+        log.append(M.SnapshotLogEntry(snapshot_id=sid, timestamp_ms=ts))
+        previous = d
+        if k % max(1, snapshots // 10) == 0:
+            _say(f"  built {k}/{snapshots} snapshots ({time.perf_counter() - t0:.1f}s)")
+    md = M.TableMetadata(
+        format_version=2, table_uuid="2f1e0d3c-4b5a-4978-8a6b-5c4d3e2f1a0b", location=storage.root,
+        last_sequence_number=snapshots, last_updated_ms=now + snapshots * 1000, last_column_id=4, schemas=(schema,),
+        current_schema_id=0, partition_specs=(spec,), default_spec_id=0, last_partition_id=1000,
+        current_snapshot_id=base + snapshots, snapshots=tuple(snaps), snapshot_log=tuple(log), sort_orders=(P.UNSORTED,),
+        refs={"main": M.SnapshotRef(snapshot_id=base + snapshots, type="branch")},
+    )
+    storage.put_if_absent("metadata/v1.metadata.json", M.metadata_to_json(md).encode())
+    storage.write_atomic("metadata/version-hint.text", b"1")
+    return {"snapshots": snapshots, "build_seconds": round(time.perf_counter() - t0, 2)}
+
+
+def run_validation(sizes: Sequence[int], workdir: str | None = None) -> list[dict]:
+    """The reference validator on histories of each size (snapshots), each in a fresh process."""
+    out = []
+    for n in sizes:
+        with tempfile.TemporaryDirectory(prefix="lakeconf-iceberg-history-", dir=workdir) as d:
+            path = os.path.join(d, "table")
+            _say(f"building a {n:,}-snapshot Iceberg table")
+            built = build_history(path, n)
+            figures = validation_in_child("iceberg", path)
+            out.append({"snapshots": n, **built, **figures})
+            print(validation_line(f"iceberg, {n:,} snapshots", figures), flush=True)
+    return out
 
 
 # --------------------------------------------------------------------------------------------
@@ -325,12 +391,16 @@ def _parse(argv: list[str]):
     p.add_argument("--target", type=float, default=TARGET_RATIO, help="profile the reference when slower than this ratio")
     p.add_argument("--no-profile", action="store_true", help="do not profile the reference when over the target")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
+    p.add_argument("--validate", default=None, metavar="N[,N...]",
+                   help="instead: time the reference validator on histories of N snapshots each (e.g. 1000,10000)")
     return p.parse_args([a for a in argv if a != "--"])
 
 
 def run(argv: list[str] | None = None) -> dict:
     """Parse ``argv`` (the options of ``lakeconf bench iceberg``), run the benchmark, print progress, return the figures."""
     args = _parse(list(sys.argv[1:] if argv is None else argv))
+    if args.validate:
+        return {"validation": run_validation([int(x) for x in args.validate.split(",")], args.workdir)}
     return run_iceberg(args.manifests, args.entries, args.delete_every, args.repeat, args.workdir,
                        target=args.target, profile=not args.no_profile, reuse=args.reuse)
 
@@ -345,6 +415,11 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(_measure(engine, path)))
         return 0
     args = _parse(argv)
+    if args.validate:
+        result = run_validation([int(x) for x in args.validate.split(",")], args.workdir)
+        if args.json:
+            print(json.dumps(result, indent=1))
+        return 1 if any("error" in r for r in result) else 0
     result = run_iceberg(args.manifests, args.entries, args.delete_every, args.repeat, args.workdir,
                          target=args.target, profile=not args.no_profile, reuse=args.reuse)
     print(json.dumps(result, indent=1) if args.json else summary(result))
