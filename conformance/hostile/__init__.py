@@ -152,7 +152,7 @@ def _hostile_values(rng: random.Random, outside: str, rel: str) -> list[Any]:
     base = os.path.basename(rel)
     return [
         None, -1, 0, 2**63, -(2**63) - 1, 2**64 + 5, 1.5, True, "", "x", [], {}, [None], {"": None},
-        "\u0000", "²", "9" * 400, "a" * 5000,
+        "\u0000", "²", "9" * 400, "9" * 5000, "a" * 5000,
         f"../outside/{base}", f"{outside}/{rel}", f"file://{outside}/{rel}", "%2E%2E/outside/" + base,
         "..%2Foutside%2F" + base, "/etc/passwd", "s3://another-bucket/x/" + base, "data/../../outside/" + base,
     ]

@@ -48,12 +48,12 @@ CKPT_V2 = "v2"
 
 _V = r"(\d{20})"
 _UUID = r"([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})"
-_RE_COMMIT = re.compile(rf"^{_V}\.json$")
-_RE_CLASSIC = re.compile(rf"^{_V}\.checkpoint\.parquet$")
-_RE_MULTIPART = re.compile(rf"^{_V}\.checkpoint\.(\d{{10}})\.(\d{{10}})\.parquet$")
-_RE_V2 = re.compile(rf"^{_V}\.checkpoint\.{_UUID}\.(json|parquet)$")
-_RE_CRC = re.compile(rf"^{_V}\.crc$")
-_RE_COMPACTION = re.compile(rf"^{_V}\.{_V}\.compacted\.json$")
+_RE_COMMIT = re.compile(rf"^{_V}\.json$", re.ASCII)
+_RE_CLASSIC = re.compile(rf"^{_V}\.checkpoint\.parquet$", re.ASCII)
+_RE_MULTIPART = re.compile(rf"^{_V}\.checkpoint\.(\d{{10}})\.(\d{{10}})\.parquet$", re.ASCII)
+_RE_V2 = re.compile(rf"^{_V}\.checkpoint\.{_UUID}\.(json|parquet)$", re.ASCII)
+_RE_CRC = re.compile(rf"^{_V}\.crc$", re.ASCII)
+_RE_COMPACTION = re.compile(rf"^{_V}\.{_V}\.compacted\.json$", re.ASCII)
 
 
 def _pad(version: int) -> str:

@@ -57,8 +57,8 @@ _INT_RANGES = {
     "integer": (-(2**31), 2**31 - 1),
     "long": (-(2**63), 2**63 - 1),
 }
-_INT_RE = re.compile(r"^[+-]?\d+$")
-_DATE_RE = re.compile(r"^(\d{4,})-(\d{1,2})-(\d{1,2})$")
+_INT_RE = re.compile(r"^[+-]?[0-9]{1,40}$")  # ASCII digits; no integer type is longer
+_DATE_RE = re.compile(r"^(\d{4,40})-(\d{1,2})-(\d{1,2})$", re.ASCII)
 # {year}-{month}-{day} {hour}:{minute}:{second}[.fraction], or ISO-8601 with T and a zone.
 _TS_RE = re.compile(
     r"^(\d{4})-(\d{1,2})-(\d{1,2})([ T])(\d{1,2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?"

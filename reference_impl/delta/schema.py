@@ -55,7 +55,7 @@ PRIMITIVE_NAMES = frozenset(
 MAX_DECIMAL_PRECISION = 38
 # Spark's default when a schema says just "decimal".
 DEFAULT_DECIMAL = (10, 0)
-_DECIMAL_RE = re.compile(r"^decimal\(\s*(-?\d+)\s*,\s*(-?\d+)\s*\)$")
+_DECIMAL_RE = re.compile(r"^decimal\(\s*(-?\d{1,40})\s*,\s*(-?\d{1,40})\s*\)$", re.ASCII)
 
 # The unshredded Parquet layout of a variant ("Variant data in Parquet").
 VARIANT_VALUE = "value"

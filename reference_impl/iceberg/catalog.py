@@ -32,8 +32,8 @@ from reference_impl.storage import Storage, new_uuid
 
 METADATA_DIR = "metadata"
 VERSION_HINT = f"{METADATA_DIR}/version-hint.text"
-FS_NAME_RE = re.compile(r"^v(\d+)\.metadata\.json$")
-CATALOG_NAME_RE = re.compile(r"^(\d+)-[0-9a-fA-F-]{36}\.metadata\.json$")
+FS_NAME_RE = re.compile(r"^v(\d{1,40})\.metadata\.json$", re.ASCII)
+CATALOG_NAME_RE = re.compile(r"^(\d{1,40})-[0-9a-fA-F-]{36}\.metadata\.json$", re.ASCII)
 FIRST_FS_VERSION = 1  # HadoopTableOperations writes v1.metadata.json at create
 FIRST_CATALOG_VERSION = 0  # Java's and PyIceberg's catalogs write 00000-<uuid>.metadata.json at create
 

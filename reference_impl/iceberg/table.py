@@ -202,7 +202,7 @@ def read_table(location: str | Storage, *, version: int | None = None, timestamp
     return pa.concat_tables(pieces)
 
 
-_PARAM = re.compile(r"^(bucket|truncate)\[(\d+)\]$")
+_PARAM = re.compile(r"^(bucket|truncate)\[(\d{1,40})\]$", re.ASCII)
 
 
 def partition_expression(transform: str, columns: Iterable[str]) -> str:

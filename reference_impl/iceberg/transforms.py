@@ -33,7 +33,7 @@ DAY = "day"
 HOUR = "hour"
 VOID = "void"
 
-_PARAM_RE = re.compile(r"^(bucket|truncate)\[\s*(-?\d+)\s*\]$")
+_PARAM_RE = re.compile(r"^(bucket|truncate)\[\s*(-?\d{1,40})\s*\]$", re.ASCII)
 MICROS_PER_HOUR = 3_600_000_000
 INT_MAX = 2**31 - 1
 

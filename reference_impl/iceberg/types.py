@@ -85,8 +85,8 @@ METADATA_COLUMNS = {
     "_last_updated_sequence_number": (2147483539, "long"),
 }
 
-_DECIMAL_RE = re.compile(r"^\s*decimal\s*\(\s*(-?\d+)\s*,\s*(-?\d+)\s*\)\s*$")
-_FIXED_RE = re.compile(r"^\s*fixed\s*\[\s*(\d+)\s*\]\s*$")
+_DECIMAL_RE = re.compile(r"^\s*decimal\s*\(\s*(-?\d{1,40})\s*,\s*(-?\d{1,40})\s*\)\s*$", re.ASCII)
+_FIXED_RE = re.compile(r"^\s*fixed\s*\[\s*(\d{1,40})\s*\]\s*$", re.ASCII)
 _GEOMETRY_RE = re.compile(r"^\s*geometry\s*(?:\(\s*(.*?)\s*\))?\s*$", re.S)
 _GEOGRAPHY_RE = re.compile(r"^\s*geography\s*(?:\(\s*(.*?)\s*\))?\s*$", re.S)
 

@@ -51,9 +51,9 @@ _DEC = Context(prec=200)
 INT_MIN, INT_MAX = -(2**31), 2**31 - 1
 LONG_MIN, LONG_MAX = -(2**63), 2**63 - 1
 
-_TIME_RE = re.compile(r"^(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?$")
-_TS_RE = re.compile(r"^([+-]?\d{4,})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(Z|[+-]\d{2}:\d{2})?$")
-_DATE_RE = re.compile(r"^([+-]?\d{4,})-(\d{2})-(\d{2})$")
+_TIME_RE = re.compile(r"^(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?$", re.ASCII)
+_TS_RE = re.compile(r"^([+-]?\d{4,40})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(Z|[+-]\d{2}:\d{2})?$", re.ASCII)
+_DATE_RE = re.compile(r"^([+-]?\d{4,40})-(\d{2})-(\d{2})$", re.ASCII)
 
 
 def _bad(msg: str, where: str = "", rule: str | None = None) -> InvalidTable:

@@ -74,7 +74,7 @@ APPEND, REPLACE, OVERWRITE, DELETE = "append", "replace", "overwrite", "delete"
 TOTALS = ("total-records", "total-data-files", "total-delete-files", "total-files-size", "total-position-deletes", "total-equality-deletes")
 
 PARTITION_TRANSFORMS = ("identity", "bucket", "truncate", "year", "month", "day", "hour", "void")
-_PARTITION_EXPR = re.compile(r"^\s*(?:(\w+)\s*\(\s*(?:(-?\d+)\s*,\s*)?([^(),\s]+)\s*\)|([^(),\s]+))\s*$")
+_PARTITION_EXPR = re.compile(r"^\s*(?:(\w+)\s*\(\s*(?:(-?\d{1,40})\s*,\s*)?([^(),\s]+)\s*\)|([^(),\s]+))\s*$", re.ASCII)
 # Java's default partition field names (PartitionSpec.Builder): source name plus a suffix.
 _NAME_SUFFIX = {"identity": "", "bucket": "_bucket", "truncate": "_trunc", "year": "_year", "month": "_month",
                 "day": "_day", "hour": "_hour", "void": "_null"}

@@ -223,10 +223,10 @@ def append_only(ctx: Context) -> Iterator[Violation]:
 
 # ------------------------------------------------------------------ partition values
 _INT_RANGES = {"byte": 8, "short": 16, "integer": 32, "long": 64}
-_TS_RE = re.compile(r"^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(\.\d{1,6})?$")
-_TS_ISO_RE = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?Z$")
-_DATE_RE = re.compile(r"^(\d{4})-(\d{1,2})-(\d{1,2})$")
-_FLOAT_RE = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$|^(NaN|[+-]?Infinity)$")
+_TS_RE = re.compile(r"^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(\.\d{1,6})?$", re.ASCII)
+_TS_ISO_RE = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?Z$", re.ASCII)
+_DATE_RE = re.compile(r"^(\d{4})-(\d{1,2})-(\d{1,2})$", re.ASCII)
+_FLOAT_RE = re.compile(r"^[+-]?(\d{1,40}(\.\d*)?|\.\d{1,40})([eE][+-]?\d{1,40})?$|^(NaN|[+-]?Infinity)$", re.ASCII)
 _DEC_RE = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$")
 
 

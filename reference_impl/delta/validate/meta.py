@@ -47,7 +47,7 @@ D_CLUSTERING = "delta.clustering"
 
 PRIMITIVES = {"string", "long", "integer", "short", "byte", "float", "double", "boolean", "binary", "date",
               "timestamp", "timestamp_ntz", "void", "variant"}
-DECIMAL_RE = re.compile(r"^decimal\(\s*(\d+)\s*,\s*(\d+)\s*\)$")
+DECIMAL_RE = re.compile(r"^decimal\(\s*(\d{1,40})\s*,\s*(\d{1,40})\s*\)$", re.ASCII)
 
 # Legacy writer versions implying features (cumulative).
 LEGACY_WRITER = {2: {"appendOnly", "invariants"}, 3: {"checkConstraints"}, 4: {"changeDataFeed", "generatedColumns"},

@@ -30,7 +30,7 @@ from reference_impl.storage import FileInfo, LocalStorage, Storage, open_storage
 METADATA_DIR = "metadata"
 VERSION_HINT = "metadata/version-hint.text"
 # v<N>.metadata.json (file-system tables) or <N>-<uuid>.metadata.json (metastore tables), maybe GZIP'd.
-_META_NAME = re.compile(r"^(?:v(\d+)|(\d+)-[^/]*?)(?:\.gz)?\.metadata\.json(?:\.gz)?$")
+_META_NAME = re.compile(r"^(?:v(\d{1,40})|(\d{1,40})-[^/]*?)(?:\.gz)?\.metadata\.json(?:\.gz)?$", re.ASCII)
 
 MAGIC_PARQUET = b"PAR1"
 MAGIC_AVRO = b"Obj\x01"
