@@ -191,7 +191,7 @@ def parse_schema(schema_string: str, *, check_unique: bool = True) -> StructType
         raise InvalidTable(f"schemaString must be a JSON string, got {type(schema_string).__name__}", rule=RULE_SHAPE)
     try:
         obj = json.loads(schema_string)
-    except (json.JSONDecodeError, RecursionError) as exc:
+    except (ValueError, RecursionError) as exc:
         raise InvalidTable(f"schemaString is not valid JSON: {exc}", rule=RULE_SHAPE) from None
     if not isinstance(obj, dict) or obj.get(TYPE) != STRUCT:
         raise InvalidTable('schemaString must be a JSON object with "type": "struct"', rule=RULE_SHAPE)

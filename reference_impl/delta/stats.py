@@ -360,7 +360,7 @@ def parse_stats(text: str | None, *, exact: bool = False) -> dict | None:
         raise InvalidTable(f"stats must be a JSON string, got {type(text).__name__}", rule=RULE_FORMAT)
     try:
         obj = json.loads(text, parse_float=Decimal if exact else float)
-    except (json.JSONDecodeError, RecursionError) as exc:
+    except (ValueError, RecursionError) as exc:
         raise InvalidTable(f"stats is not valid JSON: {exc}", rule=RULE_FORMAT) from None
     if not isinstance(obj, dict):
         raise InvalidTable(f"stats must be a JSON object, got {type(obj).__name__}", rule=RULE_FORMAT)

@@ -639,7 +639,7 @@ def parse_manifest_metadata(meta: Mapping[str, str], *, path: str | None = None,
     raw_spec = need(KV_PARTITION_SPEC, "ICEBERG-MANIFEST-006")
     try:
         parsed = json.loads(raw_spec)
-    except json.JSONDecodeError:
+    except ValueError:  # incl. numbers past Python's 4,300-digit conversion limit
         raise InvalidTable("manifest partition-spec is not JSON", path=path, rule="ICEBERG-MANIFEST-006") from None
     if not isinstance(parsed, list):
         raise InvalidTable("manifest partition-spec must be the bare fields list", path=path, rule="ICEBERG-MANIFEST-006")

@@ -449,7 +449,7 @@ def _decode_json(data: bytes | str, path: str | None) -> Any:
         data = bounded.inflate_json_text(data, what="GZIP metadata", path=path, rule="ICEBERG-META-044")
     try:
         return json.loads(data)
-    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as exc:
+    except (ValueError, RecursionError) as exc:
         raise InvalidTable(f"metadata is not valid JSON: {exc}", path=path, rule="ICEBERG-META-001") from None
 
 

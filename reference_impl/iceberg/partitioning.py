@@ -122,7 +122,7 @@ def _loads(obj: Any, what: str, rule: str) -> Any:
     if isinstance(obj, (str, bytes)):
         try:
             return json.loads(obj)
-        except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as exc:
+        except (ValueError, RecursionError) as exc:
             raise InvalidTable(f"{what} is not valid JSON: {exc}", rule=rule) from None
     return obj
 

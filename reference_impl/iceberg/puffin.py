@@ -195,7 +195,7 @@ def parse_file_metadata(payload: bytes | str | Mapping, *, path: str | None = No
     if isinstance(payload, (bytes, str)):
         try:
             obj = json.loads(payload)
-        except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+        except (ValueError, RecursionError) as exc:
             raise _bad(f"Puffin footer payload is not UTF-8 JSON: {exc}", path) from None
     else:
         obj = payload

@@ -524,7 +524,7 @@ def _schema_from_text(text: str | bytes) -> Schema:
     # Every manifest carries its schema as text, and a table's manifests share a few: parse each once.
     try:
         obj = json.loads(text)
-    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as exc:
+    except (ValueError, RecursionError) as exc:
         raise InvalidTable(f"schema is not valid JSON: {exc}", rule="ICEBERG-SERDE-001") from None
     return _schema_from_json(obj)
 
@@ -799,7 +799,7 @@ def parse_name_mapping(obj: Any) -> tuple[MappedField, ...]:
     if isinstance(obj, (str, bytes)):
         try:
             obj = json.loads(obj)
-        except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as exc:
+        except (ValueError, RecursionError) as exc:
             raise InvalidTable(f"name mapping is not valid JSON: {exc}", rule="ICEBERG-SERDE-008") from None
 
     def rec(items: Any, where: str) -> tuple[MappedField, ...]:

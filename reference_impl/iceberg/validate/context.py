@@ -166,7 +166,7 @@ def _decode_json(data: bytes) -> tuple[Any, str | None]:
             return None, f"not valid GZIP: {exc.message}"
     try:
         return json.loads(data), None
-    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as exc:
+    except (ValueError, RecursionError) as exc:
         return None, f"not valid JSON: {exc}"
 
 
