@@ -173,6 +173,31 @@ def cmd_run(args: argparse.Namespace) -> int:
     return EXIT_OK if v.ok else EXIT_FINDINGS
 
 
+def cmd_fuzz(args: argparse.Namespace) -> int:
+    import tempfile
+
+    from conformance.engines.registry import EngineConfigError, load_engines
+    from conformance.hostile import formats_with_spec
+    from conformance.hostile.fuzz import fuzz
+
+    fmts = [args.format] if args.format else formats_with_spec()
+    unknown = [f for f in fmts if f not in formats_with_spec()]
+    if unknown:
+        raise CliError("usage error", f"no hostile-input spec for format {unknown[0]!r}",
+                       f"choose one of {', '.join(formats_with_spec())}")
+    names = [n.strip() for n in args.engines.split(",") if n.strip()]
+    try:
+        engines = load_engines(names)
+    except EngineConfigError as exc:
+        raise CliError("usage error", str(exc), "see `lakeconf engines`") from None
+    with tempfile.TemporaryDirectory(prefix="lakeconf-fuzz-") as work:
+        report = fuzz(engines, fmts, args.mutants, work, os.path.abspath(args.out), seed=args.seed, timeout=args.timeout,
+                      progress=lambda line: print(line, file=sys.stderr, flush=True))
+    print(report.render())
+    print(f"wrote {os.path.join(os.path.abspath(args.out), 'findings.json')}")
+    return EXIT_FINDINGS if report.findings else EXIT_OK
+
+
 def _checkout_only(what: str, instead: str) -> None:
     """A CliError when not running from a checkout of the kit's repository."""
     from conformance.project import checkout_root
@@ -380,6 +405,16 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--timeout", type=float, default=300.0, metavar="SECONDS",
                    help="per-cell time limit for an isolated engine (default 300)")
     r.set_defaults(func=cmd_run)
+
+    fz = sub.add_parser("fuzz", help="send hostile-input mutants of the seed tables to engines: crashes, hangs and "
+                                     "outside content become findings with their reproducers")
+    fz.add_argument("--engines", required=True, help="comma-separated engine names (see `lakeconf engines`)")
+    fz.add_argument("--format", help="only this format (default: every format with a hostile-input spec)")
+    fz.add_argument("--mutants", type=int, default=200, help="mutants per format (default 200)")
+    fz.add_argument("--seed", type=int, default=0)
+    fz.add_argument("--timeout", type=float, default=60.0, metavar="SECONDS", help="per read (default 60)")
+    fz.add_argument("--out", default="fuzz-out", help="findings.json and one reproducer directory per finding")
+    fz.set_defaults(func=cmd_fuzz)
 
     g = sub.add_parser("golden", help="golden files")
     gsub = g.add_subparsers(dest="golden_command", metavar="ACTION", parser_class=_Parser)

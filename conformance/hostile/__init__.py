@@ -413,8 +413,12 @@ class Mutant:
 
 
 def make_mutant(fmt: str, spec: HostileSpec, seeds: dict[str, tuple[str, str]], index: int, work: str, *,
-                seed: int = 0) -> Mutant:
-    """Mutant ``index`` of format ``fmt``: one seed table restored in place and mutated (scratch under ``work``)."""
+                seed: int = 0, outside_source: dict[str, str] | None = None) -> Mutant:
+    """Mutant ``index`` of format ``fmt``: one seed table restored in place and mutated (scratch under ``work``).
+
+    The outside copy, where links and path attacks point, is the pristine seed unless
+    ``outside_source`` names another copy per seed case (``lakeconf fuzz`` marks its data).
+    """
     rng = random.Random(f"{seed}:{fmt}:{index}")
     case = rng.choice(sorted(seeds))
     # The table goes back where it was built: formats that record absolute locations in their
@@ -424,7 +428,7 @@ def make_mutant(fmt: str, spec: HostileSpec, seeds: dict[str, tuple[str, str]], 
     shutil.rmtree(root, ignore_errors=True)
     shutil.rmtree(outside, ignore_errors=True)
     shutil.copytree(pristine, root, symlinks=True)
-    shutil.copytree(pristine, outside, symlinks=True)
+    shutil.copytree((outside_source or {}).get(case, pristine), outside, symlinks=True)
     dirs = sorted({os.path.dirname(f) for f in _files(root)} - {""})
     dirs = [d for d in dirs if re.search(spec.directories, d)]
     if dirs and rng.random() < 0.05:

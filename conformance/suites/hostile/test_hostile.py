@@ -118,3 +118,89 @@ def test_bombs_are_refused_before_they_are_held(seeds, tmp_path):
         out = w.run("iceberg", root, outside)
     assert out.read == "invalid_table" and "inflates to more than" in out.read_message, out
     assert out.peak_mb < 400, out.peak_mb
+
+
+# --------------------------------------------------------------------------------------------
+# lakeconf fuzz: published readers under the same mutants
+
+
+def test_markers_are_written_and_found(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from conformance.hostile.fuzz import MARK_INT, MARK_TEXT, _mark_parquet, has_marker
+
+    path = str(tmp_path / "f.parquet")
+    field = pa.field("id", pa.int64(), metadata={b"PARQUET:field_id": b"1"})
+    pq.write_table(pa.table({"id": pa.array([1, 2], pa.int64()), "s": ["a", "b"]}).cast(
+        pa.schema([field, pa.field("s", pa.string())])), path)
+    assert _mark_parquet(path)
+    marked = pq.read_table(path)
+    assert marked.column("id").to_pylist() == [MARK_INT] * 2 and marked.column("s").to_pylist() == [MARK_TEXT] * 2
+    assert marked.schema.field("id").metadata == {b"PARQUET:field_id": b"1"}  # ids kept: id-based readers still match
+    assert has_marker(marked) and not has_marker(pa.table({"id": [1], "s": ["a"]}))
+    assert has_marker(pa.table({"n": pa.array([{"x": MARK_TEXT}])}))
+
+
+class NaiveEngine:
+    """A reader that does what careless engines do: every data file under the root, links followed.
+
+    Built in the fuzz worker from its class name (``conformance.isolation.engine_spec``)."""
+
+    name = "naive"
+
+    def version(self):
+        return "0"
+
+    def capabilities(self):
+        from conformance.engines.base import Capabilities
+
+        return Capabilities(read=frozenset(FORMATS), write=frozenset())
+
+    def available(self):
+        return None
+
+    def read(self, table, *, at=None, timestamp=None, ref=None, columns=None):
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        spec = H.spec_of(table.format)
+        parts = []
+        for dirpath, _dirs, names in os.walk(table.uri, followlinks=True):
+            for n in sorted(names):
+                rel = os.path.relpath(os.path.join(dirpath, n), table.uri)
+                kind = spec.kind_of(rel)
+                if kind is not None and kind.name == "data":
+                    parts.append(pq.read_table(os.path.join(dirpath, n)).select([0]).rename_columns(["c"]))
+        return pa.concat_tables(parts, promote_options="permissive") if parts else pa.table({})
+
+    def close(self):
+        pass
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_fuzz_reports_a_reader_that_follows_a_link_out_of_the_root(fmt, tmp_path, monkeypatch):
+    """A reader that follows a data file's link returns the outside copy's markers: a finding, with
+    its reproducer kept; the reference, which refuses the link, has none."""
+    import json
+
+    from conformance.engines.reference import ReferenceEngine
+    from conformance.hostile import fuzz as F
+
+    def link_a_data_file(fmt_, spec, seeds, index, work, *, seed=0, outside_source=None):
+        m = H.make_mutant(fmt_, spec, seeds, index, work, seed=seed, outside_source=outside_source)
+        # whatever the mutant did, undo nothing: also make a data file a link to its marked copy
+        data = sorted(f for f in H._files(m.root) if (k := spec.kind_of(f)) is not None and k.name == "data"
+                      and not os.path.islink(os.path.join(m.root, f)))
+        if data:
+            os.unlink(os.path.join(m.root, data[0]))
+            os.symlink(os.path.join(m.outside, data[0]), os.path.join(m.root, data[0]))
+        return m
+
+    monkeypatch.setattr(F, "make_mutant", link_a_data_file)
+    report = F.fuzz([NaiveEngine(), ReferenceEngine()], [fmt], 3, str(tmp_path / "work"), str(tmp_path / "out"))
+    by_engine = {(x["engine"], x["outcome"]) for x in report.findings}
+    assert ("naive", "outside content") in by_engine, report.render()
+    assert not any(e == "reference" for e, _o in by_engine), report.render()
+    saved = json.load(open(tmp_path / "out" / "findings.json"))
+    assert saved["findings"] and os.path.isdir(os.path.join(saved["findings"][0]["reproducer"], "table"))
