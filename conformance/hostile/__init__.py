@@ -34,6 +34,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Sequence
 
+from reference_impl.common import bounded
+
 PEAK_MB_LIMIT = 1024  # the promise: no mutant drives a read or validation past this
 KILL_MB = 3072  # the watchdog's hard stop, well above the limit so that the overshoot is measured
 TIMEOUT_S = 60.0  # per mutant (read and validate): a hang, not a slow table
@@ -240,35 +242,32 @@ def _json_raw(rng: random.Random, root: str, rel: str, _out: str) -> str:
     return f"{what} in place of a value"
 
 
+def _bomb(cache: dict, name: str, wbits: int, chunk: bytes, size: int = BOMB_BYTES, head: bytes = b"",
+          tail: bytes = b"") -> bytes:
+    """``head + chunk * n + tail`` compressed (zlib ``wbits``: GZIP or raw deflate), built once per campaign."""
+    if name not in cache:
+        c = zlib.compressobj(9, zlib.DEFLATED, wbits)
+        cache[name] = (c.compress(head) + b"".join(c.compress(chunk) for _ in range(size // len(chunk)))
+                       + c.compress(tail) + c.flush())
+    return cache[name]
+
+
 def _gzip_bomb(cache: dict) -> bytes:
-    if "gzip" not in cache:
-        c = zlib.compressobj(9, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
-        chunk = b" " * (1 << 20)
-        cache["gzip"] = b"".join(c.compress(chunk) for _ in range(BOMB_BYTES >> 20)) + c.flush()
-    return cache["gzip"]
+    return _bomb(cache, "gzip", 16 + zlib.MAX_WBITS, b" " * (1 << 20))
 
 
 def _deflate_bomb(cache: dict) -> bytes:
-    if "deflate" not in cache:
-        c = zlib.compressobj(9, zlib.DEFLATED, -zlib.MAX_WBITS)
-        chunk = b"\x00" * (1 << 20)
-        cache["deflate"] = b"".join(c.compress(chunk) for _ in range(BOMB_BYTES >> 20)) + c.flush()
-    return cache["deflate"]
-
-
-_BOMBS: dict = {}
+    return _bomb(cache, "deflate", -zlib.MAX_WBITS, b"\x00" * (1 << 20))
 
 
 def _gzip_objects(cache: dict) -> bytes:
     # Valid JSON just under the inflate limit whose parse would take twenty times its size.
-    if "objects" not in cache:
-        from reference_impl.common.bounded import max_inflate
+    from reference_impl.common.bounded import max_inflate
 
-        c = zlib.compressobj(9, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
-        chunk = b"[]," * (1 << 18)
-        n = (max_inflate() - (1 << 20)) // len(chunk)
-        cache["objects"] = c.compress(b"[") + b"".join(c.compress(chunk) for _ in range(n)) + c.compress(b"[]]") + c.flush()
-    return cache["objects"]
+    return _bomb(cache, "objects", 16 + zlib.MAX_WBITS, b"[]," * (1 << 18), max_inflate() - (1 << 20), b"[", b"[]]")
+
+
+_BOMBS: dict = {}
 
 
 def _gzip(rng: random.Random, root: str, rel: str, _out: str) -> str:
@@ -279,39 +278,10 @@ def _gzip(rng: random.Random, root: str, rel: str, _out: str) -> str:
     return f"GZIP bomb ({len(_gzip_bomb(_BOMBS)):,} bytes inflating to {BOMB_BYTES:,})"
 
 
-def _zigzag(n: int) -> bytes:
-    z, out = (n << 1) ^ (n >> 63), bytearray()
-    while True:
-        if z < 0x80:
-            out.append(z)
-            return bytes(out)
-        out.append((z & 0x7F) | 0x80)
-        z >>= 7
-
-
 def _avro_header(data: bytes) -> tuple[dict[bytes, bytes], bytes, int] | None:
     """(metadata, sync, end of header) of an Avro container, or None if it is not one."""
-    from reference_impl.common import bounded
-
     try:
-        if not data.startswith(b"Obj\x01"):
-            return None
-        pos, meta = 4, {}
-        while True:
-            count, pos = bounded.read_long(data, pos, "avro")
-            if count == 0:
-                break
-            if count < 0:
-                _, pos = bounded.read_long(data, pos, "avro")
-                count = -count
-            for _ in range(count):
-                kl, pos = bounded.read_long(data, pos, "avro")
-                key = data[pos:pos + kl]
-                pos += kl
-                vl, pos = bounded.read_long(data, pos, "avro")
-                meta[key] = data[pos:pos + vl]
-                pos += vl
-        return meta, data[pos:pos + 16], pos + 16
+        return bounded.read_avro_header(data, what="avro")
     except Exception:  # noqa: BLE001 - not a container we can take apart: the caller leaves it
         return None
 
@@ -322,8 +292,6 @@ def _avro_counts(rng: random.Random, root: str, rel: str, _out: str) -> str:
     header = _avro_header(data)
     if header is None:
         return "avro-counts (not a container, unchanged)"
-    from reference_impl.common import bounded
-
     _meta, _sync, pos = header
     if pos >= len(data):
         return "avro-counts (no block, unchanged)"
@@ -331,10 +299,10 @@ def _avro_counts(rng: random.Random, root: str, rel: str, _out: str) -> str:
     size, after_size = bounded.read_long(data, after_count, "avro")
     huge = rng.choice((2**40, 2**62, -1, -(2**40)))
     if rng.random() < 0.5:
-        out = data[:pos] + _zigzag(huge) + data[after_count:]
+        out = data[:pos] + bounded.write_long(huge) + data[after_count:]
         what = f"block record count {count} -> {huge}"
     else:
-        out = data[:after_count] + _zigzag(huge) + data[after_size:]
+        out = data[:after_count] + bounded.write_long(huge) + data[after_size:]
         what = f"block byte size {size} -> {huge}"
     _write(root, rel, out)
     return what
@@ -349,11 +317,11 @@ def _avro_bomb(_rng: random.Random, root: str, rel: str, _out: str) -> str:
     meta, sync, _pos = header
     meta = dict(meta)
     meta[b"avro.codec"] = b"deflate"
-    out = bytearray(b"Obj\x01") + _zigzag(len(meta))
+    out = bytearray(b"Obj\x01") + bounded.write_long(len(meta))
     for k, v in meta.items():
-        out += _zigzag(len(k)) + k + _zigzag(len(v)) + v
+        out += bounded.write_long(len(k)) + k + bounded.write_long(len(v)) + v
     bomb = _deflate_bomb(_BOMBS)
-    out += _zigzag(0) + sync + _zigzag(1000) + _zigzag(len(bomb)) + bomb + sync
+    out += bounded.write_long(0) + sync + bounded.write_long(1000) + bounded.write_long(len(bomb)) + bomb + sync
     _write(root, rel, bytes(out))
     return f"deflate bomb block ({len(bomb):,} bytes inflating to {BOMB_BYTES:,})"
 

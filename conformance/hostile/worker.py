@@ -41,17 +41,6 @@ def _reset_peak() -> None:
         pass
 
 
-def _peak_mb() -> float:
-    try:
-        with open("/proc/self/status") as fh:
-            for line in fh:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return 0.0
-
-
 def _status(exc: BaseException) -> tuple[str, str]:
     from reference_impl.errors import KINDS, LakeconfError
 
@@ -62,6 +51,7 @@ def _status(exc: BaseException) -> tuple[str, str]:
 
 
 def handle(request: dict[str, Any]) -> dict[str, Any]:
+    from conformance.bench import maxrss_mb
     from reference_impl import formats
     from reference_impl.storage import open_storage
 
@@ -80,7 +70,7 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
             out[op], out[f"{op}_message"] = _status(exc)
     _outside.clear()
     out["outside"] = sorted(set(_touched))[:20]
-    out["peak_mb"] = _peak_mb()
+    out["peak_mb"] = maxrss_mb()  # VmHWM: this process only, since the reset above
     return out
 
 

@@ -178,23 +178,30 @@ def read_long(data: bytes, pos: int, what: str, *, path: str | None = None, rule
     return (raw >> 1) ^ -(raw & 1), pos
 
 
+def write_long(n: int) -> bytes:
+    """An Avro long: zig-zag, then an unsigned LEB128 varint (the inverse of ``read_long``)."""
+    z, out = (n << 1) ^ (n >> 63), bytearray()
+    while True:
+        if z < 0x80:
+            out.append(z)
+            return bytes(out)
+        out.append((z & 0x7F) | 0x80)
+        z >>= 7
+
+
 _AVRO_MAGIC = b"Obj\x01"
 
 
-def check_avro_container(data: bytes, *, what: str, path: str | None = None, rule: str | None = None,
-                         limit: int | None = None, min_record_size: int = 1) -> None:
-    """Walk an Avro object container file's header and blocks, bounding every declared size.
+def read_avro_header(data: bytes, *, what: str, path: str | None = None,
+                     rule: str | None = None) -> tuple[dict[bytes, bytes], bytes, int]:
+    """An Avro object container's header: its metadata map, its sync marker and where the blocks start.
 
-    Each block's byte count must fit in the file, its record count in its bytes (records of table
-    metadata schemas take at least ``min_record_size`` bytes each), and the whole
-    file's blocks must inflate to at most ``limit`` bytes (counted, never held). Record contents
-    are left to the decoder; this only makes sure the decoder cannot be made to allocate without bound.
+    Every count and length in the map is checked against the bytes that remain.
     """
-    limit = max_inflate() if limit is None else limit
     if not data.startswith(_AVRO_MAGIC):
         raise InvalidTable(f"{what} does not start with the Avro magic", path=path, rule=rule)
     pos, n = len(_AVRO_MAGIC), len(data)
-    codec = "null"
+    meta: dict[bytes, bytes] = {}
     # File metadata: a map of string -> bytes, in blocks of (count, [size,] entries).
     while True:
         count, pos = read_long(data, pos, what, path=path, rule=rule)
@@ -211,12 +218,25 @@ def check_avro_container(data: bytes, *, what: str, path: str | None = None, rul
             pos += klen
             vlen, pos = read_long(data, pos, what, path=path, rule=rule)
             require_length(vlen, n - pos, f"{what} header value", path=path, rule=rule)
-            if key == b"avro.codec":
-                codec = data[pos:pos + vlen].decode("ascii", "replace") or "null"
+            meta[key] = data[pos:pos + vlen]
             pos += vlen
     require_length(16, n - pos, f"{what} sync marker", path=path, rule=rule)
-    sync = data[pos:pos + 16]
-    pos += 16
+    return meta, data[pos:pos + 16], pos + 16
+
+
+def check_avro_container(data: bytes, *, what: str, path: str | None = None, rule: str | None = None,
+                         limit: int | None = None, min_record_size: int = 1) -> None:
+    """Walk an Avro object container file's header and blocks, bounding every declared size.
+
+    Each block's byte count must fit in the file, its record count in its bytes (records of table
+    metadata schemas take at least ``min_record_size`` bytes each), and the whole
+    file's blocks must inflate to at most ``limit`` bytes (counted, never held). Record contents
+    are left to the decoder; this only makes sure the decoder cannot be made to allocate without bound.
+    """
+    limit = max_inflate() if limit is None else limit
+    meta, sync, pos = read_avro_header(data, what=what, path=path, rule=rule)
+    codec = meta.get(b"avro.codec", b"").decode("ascii", "replace") or "null"
+    n = len(data)
     total = 0
     while pos < n:
         records, pos = read_long(data, pos, what, path=path, rule=rule)
