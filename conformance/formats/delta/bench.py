@@ -317,6 +317,8 @@ def summary(result: dict) -> str:
 def run_validation(sizes: list[int], checkpoint_interval: int, workdir: str | None = None) -> list[dict]:
     """The reference validator on logs of each size (commits, one add each), each in a fresh process."""
     out = []
+    if workdir:
+        os.makedirs(workdir, exist_ok=True)
     for n in sizes:
         with tempfile.TemporaryDirectory(prefix="lakeconf-delta-history-", dir=workdir) as d:
             path = os.path.join(d, "table")

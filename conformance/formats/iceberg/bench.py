@@ -216,6 +216,8 @@ def build_history(path: str, snapshots: int) -> dict:
 def run_validation(sizes: Sequence[int], workdir: str | None = None) -> list[dict]:
     """The reference validator on histories of each size (snapshots), each in a fresh process."""
     out = []
+    if workdir:
+        os.makedirs(workdir, exist_ok=True)
     for n in sizes:
         with tempfile.TemporaryDirectory(prefix="lakeconf-iceberg-history-", dir=workdir) as d:
             path = os.path.join(d, "table")

@@ -6,7 +6,7 @@ import datetime as dt
 import re
 import struct
 import zlib
-from typing import Any, Iterator
+from typing import Any, Callable, Iterable, Iterator
 from urllib.parse import urlparse
 
 from reference_impl.common import roaring
@@ -33,17 +33,17 @@ def is_str_map(v: Any, null_values: bool = False) -> bool:
         isinstance(k, str) and (isinstance(x, str) or (null_values and x is None)) for k, x in v.items())
 
 
-def _shape(body: Any, spec: dict[str, tuple], where: str, rule: str, kind: str) -> Iterator[Violation]:
+def _shape(body: Any, spec: dict[str, tuple], rule: str, kind: str) -> Iterator[Finding]:
     """spec: field -> (required, predicate, type description)."""
     if not isinstance(body, dict):
-        yield V(rule, f"{kind} action is not a JSON object", where)
+        yield rule, f"{kind} action is not a JSON object", ""
         return
     for name, (required, pred, desc) in spec.items():
         if name not in body or body[name] is None:
             if required:
-                yield V(rule, f"{kind} lacks required field {name}", f"{where} {kind}.{name}")
+                yield rule, f"{kind} lacks required field {name}", f" {kind}.{name}"
         elif not pred(body[name]):
-            yield V(rule, f"{kind}.{name} must be {desc}, got {body[name]!r:.60}", f"{where} {kind}.{name}")
+            yield rule, f"{kind}.{name} must be {desc}, got {body[name]!r:.60}", f" {kind}.{name}"
 
 
 _str = (lambda v: isinstance(v, str), "a string")
@@ -94,46 +94,66 @@ def all_actions(ctx: Context, checkpoints: bool = True) -> Iterator[Action]:
             yield from c.actions()
 
 
+# (rule, message, suffix of the action's location) of one action judged on its own
+Finding = tuple[str, str, str]
+
+
+def judged(ctx: Context, judge: Callable[[str, Any], Iterable[Finding]]) -> Iterator[Violation]:
+    """``judge(key, body)`` over every action. A body object seen before is not judged again: a
+    checkpoint repeats most rows of the one before it, and the context reads them as shared objects."""
+    memo: dict[tuple[str, int], list[Finding]] = {}
+    for a in all_actions(ctx):
+        ident = (a.key, id(a.body))  # every body stays alive in the context, so ids are not reused
+        found = memo.get(ident)
+        if found is None:
+            found = memo[ident] = list(judge(a.key, a.body))
+        for rule, message, suffix in found:
+            yield V(rule, message, a.where + suffix)
+
+
 @check("ACTION-004", "ACTION-016", "ACTION-020", "ACTION-023", "ACTION-025", "DOMAIN-002")
 def action_shapes(ctx: Context) -> Iterator[Violation]:
     """Required fields and JSON types of metaData, add, remove, txn, protocol, domainMetadata."""
-    for a in all_actions(ctx):
-        if a.key in ACTION_SPECS:
-            rule, spec = ACTION_SPECS[a.key]
-            yield from _shape(a.body, spec, a.where, rule, a.key)
+    def judge(key: str, body: Any) -> Iterator[Finding]:
+        if key in ACTION_SPECS:
+            rule, spec = ACTION_SPECS[key]
+            yield from _shape(body, spec, rule, key)
+    return judged(ctx, judge)
 
 
 @check("ACTION-021")
 def extended_file_metadata(ctx: Context) -> Iterator[Violation]:
     """remove with extendedFileMetadata=true carries partitionValues and size."""
-    for a in all_actions(ctx):
-        if a.key == REMOVE and isinstance(a.body, dict) and a.body.get("extendedFileMetadata") is True:
+    def judge(key: str, body: Any) -> Iterator[Finding]:
+        if key == REMOVE and isinstance(body, dict) and body.get("extendedFileMetadata") is True:
             for k in ("partitionValues", "size"):
-                if a.body.get(k) is None:
-                    yield V("ACTION-021", f"extendedFileMetadata=true but {k} is missing", f"{a.where} remove.{k}")
+                if body.get(k) is None:
+                    yield "ACTION-021", f"extendedFileMetadata=true but {k} is missing", f" remove.{k}"
+    return judged(ctx, judge)
 
 
 @check("ACTION-022", "DV-005")
 def dv_descriptor_shape(ctx: Context) -> Iterator[Violation]:
     """deletionVector is null/absent or a complete descriptor with a legal storageType."""
-    for a in all_actions(ctx):
-        if a.key not in (ADD, REMOVE) or not isinstance(a.body, dict):
-            continue
-        dv = a.body.get("deletionVector")
+    def judge(key: str, body: Any) -> Iterator[Finding]:
+        if key not in (ADD, REMOVE) or not isinstance(body, dict):
+            return
+        dv = body.get("deletionVector")
         if dv is None:
-            continue
-        w = f"{a.where} {a.key}.deletionVector"
+            return
+        w = f" {key}.deletionVector"
         if not isinstance(dv, dict) or not dv:
-            yield V("ACTION-022", "deletionVector must be null/absent or a descriptor object", w)
-            continue
+            yield "ACTION-022", "deletionVector must be null/absent or a descriptor object", w
+            return
         bad = [k for k, pred in (("storageType", lambda x: isinstance(x, str)), ("pathOrInlineDv", lambda x: isinstance(x, str)),
                                  ("sizeInBytes", is_long), ("cardinality", is_long)) if not pred(dv.get(k))]
         if dv.get("offset") is not None and not is_long(dv.get("offset")):
             bad.append("offset")
         if bad:
-            yield V("ACTION-022", f"deletionVector descriptor has missing or mistyped {', '.join(bad)}", w)
+            yield "ACTION-022", f"deletionVector descriptor has missing or mistyped {', '.join(bad)}", w
         elif dv["storageType"] not in ("u", "i", "p"):
-            yield V("DV-005", f"storageType {dv['storageType']!r} is not u, i or p", w + ".storageType")
+            yield "DV-005", f"storageType {dv['storageType']!r} is not u, i or p", w + ".storageType"
+    return judged(ctx, judge)
 
 
 # ------------------------------------------------------------------ paths and files
@@ -143,20 +163,20 @@ _BAD_URI_CHARS = re.compile(r"[\s\"<>\\^`{|}\x00-\x1f]|%(?![0-9A-Fa-f]{2})")
 @check("LOG-002", "ACTION-017", "ACTION-018")
 def data_file_paths(ctx: Context) -> Iterator[Violation]:
     """add/remove/cdc paths are URIs inside the table; live data files exist with the logged size."""
-    for a in all_actions(ctx):
-        if a.key not in (ADD, REMOVE, CDC) or not isinstance(a.body, dict) or not isinstance(a.body.get("path"), str):
-            continue
-        p = a.body["path"]
-        w = f"{a.where} {a.key}.path"
+    def judge(key: str, body: Any) -> Iterator[Finding]:
+        if key not in (ADD, REMOVE, CDC) or not isinstance(body, dict) or not isinstance(body.get("path"), str):
+            return
+        p = body["path"]
+        w = f" {key}.path"
         if _BAD_URI_CHARS.search(p) or not p:
-            yield V("ACTION-017", f"path {p!r} is not a valid (percent-encoded) URI", w)
-            continue
+            yield "ACTION-017", f"path {p!r} is not a valid (percent-encoded) URI", w
+            return
         rel = ctx.rel(p)
         if rel is None:
-            yield V("LOG-002", f"path {p!r} lies outside the table root", w)
-            continue
-        if a.key == ADD and rel.split("/")[0].startswith("_"):
-            yield V("LOG-002", f"data file {p!r} is in a directory starting with '_'", w)
+            yield "LOG-002", f"path {p!r} lies outside the table root", w
+        elif key == ADD and rel.split("/")[0].startswith("_"):
+            yield "LOG-002", f"data file {p!r} is in a directory starting with '_'", w
+    yield from judged(ctx, judge)
     latest = ctx.states.get(ctx.versions[-1]) if ctx.versions else None
     for (path, _), add in (latest.live.items() if latest else ()):
         rel = ctx.rel(path)
@@ -177,11 +197,13 @@ MS_MIN, MS_MAX = 10**11, 10**14  # 1973 .. year 5138: outside this a value is se
 def millisecond_timestamps(ctx: Context) -> Iterator[Violation]:
     """modificationTime, deletionTimestamp, createdTime and lastUpdated are plausible ms values."""
     fields = {ADD: ("modificationTime",), REMOVE: ("deletionTimestamp",), METADATA: ("createdTime",), TXN: ("lastUpdated",)}
-    for a in all_actions(ctx):
-        for f in fields.get(a.key, ()):
-            v = a.body.get(f) if isinstance(a.body, dict) else None
+
+    def judge(key: str, body: Any) -> Iterator[Finding]:
+        for f in fields.get(key, ()):
+            v = body.get(f) if isinstance(body, dict) else None
             if is_long(v) and v != 0 and not (MS_MIN <= v <= MS_MAX):
-                yield V("ACTION-019", f"{a.key}.{f}={v} is not milliseconds since the epoch", f"{a.where} {a.key}.{f}")
+                yield "ACTION-019", f"{key}.{f}={v} is not milliseconds since the epoch", f" {key}.{f}"
+    return judged(ctx, judge)
 
 
 @check("DOMAIN-001")

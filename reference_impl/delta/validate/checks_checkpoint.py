@@ -141,34 +141,43 @@ def _norm_md(md) -> object:
 @check("CKPT-008", "CKPT-009", "CKPT-025", "CKPT-026")
 def checkpoint_rows(ctx: Context) -> Iterator[Violation]:
     """One action per row; no commitInfo, cdc or domain tombstones; bare removes; feature lists null below v3/v7."""
+    memo: dict[int, list[tuple[str, str, str]]] = {}  # rows repeated across checkpoints are shared objects
     for c in ctx.checkpoints:
         if c.rows is None:
             continue
         for where, row in list(c.rows) + c.sidecar_rows:
-            if not isinstance(row, dict):
-                continue
-            present = [k for k, x in row.items() if x is not None]
-            if len(present) != 1:
-                yield V("CKPT-009", f"checkpoint row holds {len(present)} actions {present}", where)
-            for k in present:
-                body = row[k]
-                if k in (COMMIT_INFO, CDC):
-                    yield V("CKPT-008", f"checkpoint contains a {k} action", f"{where} {k}")
-                elif k == DOMAIN and isinstance(body, dict) and body.get("removed") is True:
-                    yield V("CKPT-008", "checkpoint contains a domainMetadata tombstone", f"{where} {k}")
-                elif k == REMOVE and isinstance(body, dict):
-                    for f in ("stats", "tags"):
-                        if body.get(f) not in (None, {}):
-                            yield V("CKPT-025", f"checkpoint remove carries {f}", f"{where} remove.{f}")
-                elif k == PROTOCOL and isinstance(body, dict):
-                    r, w_ = body.get("minReaderVersion"), body.get("minWriterVersion")
-                    for lst, need, ver in (("readerFeatures", 3, r), ("writerFeatures", 7, w_)):
-                        val = body.get(lst)
-                        if isinstance(ver, int):
-                            if ver >= need and val is None:
-                                yield V("CKPT-026", f"{lst} is null at version {ver}", f"{where} protocol.{lst}")
-                            elif ver < need and val is not None:
-                                yield V("CKPT-026", f"{lst} is {val!r} instead of null at version {ver}", f"{where} protocol.{lst}")
+            found = memo.get(id(row))
+            if found is None:
+                found = memo[id(row)] = list(_row_findings(row))
+            for rule, message, suffix in found:
+                yield V(rule, message, where + suffix)
+
+
+def _row_findings(row: object) -> Iterator[tuple[str, str, str]]:
+    if not isinstance(row, dict):
+        return
+    present = [k for k, x in row.items() if x is not None]
+    if len(present) != 1:
+        yield "CKPT-009", f"checkpoint row holds {len(present)} actions {present}", ""
+    for k in present:
+        body = row[k]
+        if k in (COMMIT_INFO, CDC):
+            yield "CKPT-008", f"checkpoint contains a {k} action", f" {k}"
+        elif k == DOMAIN and isinstance(body, dict) and body.get("removed") is True:
+            yield "CKPT-008", "checkpoint contains a domainMetadata tombstone", f" {k}"
+        elif k == REMOVE and isinstance(body, dict):
+            for f in ("stats", "tags"):
+                if body.get(f) not in (None, {}):
+                    yield "CKPT-025", f"checkpoint remove carries {f}", f" remove.{f}"
+        elif k == PROTOCOL and isinstance(body, dict):
+            r, w_ = body.get("minReaderVersion"), body.get("minWriterVersion")
+            for lst, need, ver in (("readerFeatures", 3, r), ("writerFeatures", 7, w_)):
+                val = body.get(lst)
+                if isinstance(ver, int):
+                    if ver >= need and val is None:
+                        yield "CKPT-026", f"{lst} is null at version {ver}", f" protocol.{lst}"
+                    elif ver < need and val is not None:
+                        yield "CKPT-026", f"{lst} is {val!r} instead of null at version {ver}", f" protocol.{lst}"
 
 
 @check("CKPT-017", "CKPT-019", "CKPT-031", "CKPT-037", "CKPT-038")

@@ -15,6 +15,7 @@ from typing import Any, Iterator
 from urllib.parse import unquote, urlparse
 
 from reference_impl.common import jsontext
+from reference_impl.common.arrow_rows import RowReader
 from reference_impl.errors import InvalidTable, LakeconfError
 from reference_impl.storage import FileInfo, LocalStorage, Storage
 from reference_impl.parquet_io import open_parquet, read_parquet
@@ -90,6 +91,7 @@ class Checkpoint:
     error: str | None = None
     sidecar_rows: list[tuple[str, dict]] = field(default_factory=list)
     sidecar_columns: dict[str, set[str]] = field(default_factory=dict)
+    _actions: dict[bool, list[Action]] = field(default_factory=dict, repr=False)
 
     @property
     def complete(self) -> bool:
@@ -97,14 +99,18 @@ class Checkpoint:
         return len(self.files) == self.num_parts
 
     def actions(self, include_sidecars: bool = True) -> list[Action]:
-        """Non-null action cells of every row (and of the sidecars)."""
-        out = []
-        rows = list(self.rows or []) + (self.sidecar_rows if include_sidecars else [])
-        for where, row in rows:
-            for key, val in row.items():
-                if val is not None:
-                    out.append(Action(key=key, body=val, where=f"{where} {key}", version=self.version))
-        return out
+        """Non-null action cells of every row (and of the sidecars); built once, never to be mutated."""
+        if not self.sidecar_rows:
+            include_sidecars = False  # one list serves both
+        if include_sidecars not in self._actions:
+            out = []
+            rows = list(self.rows or []) + (self.sidecar_rows if include_sidecars else [])
+            for where, row in rows:
+                for key, val in row.items():
+                    if val is not None:
+                        out.append(Action(key=key, body=val, where=f"{where} {key}", version=self.version))
+            self._actions[include_sidecars] = out
+        return self._actions[include_sidecars]
 
 
 @dataclass(slots=True)
@@ -141,21 +147,8 @@ def file_key(body: Any) -> tuple[str, str | None] | None:
     return (body["path"], dv_id(body.get("deletionVector")))
 
 
-def norm_map(v: Any) -> Any:
-    """Arrow maps come back as lists of pairs; make them dicts."""
-    if isinstance(v, list) and all(isinstance(x, tuple) and len(x) == 2 for x in v):
-        return dict(v)
-    return v
-
-
-_MAP_FIELDS = {"partitionValues", "configuration", "tags", "options"}
-
-
-def norm_row(v: Any) -> Any:
-    """Normalise a checkpoint row read through Arrow: maps to dicts, recursively."""
-    if isinstance(v, dict):
-        return {k: (norm_map(x) if k in _MAP_FIELDS else norm_row(x)) for k, x in v.items()}
-    return v
+# Arrow maps whose fields the checks read as dicts (the JSON objects of the log)
+MAP_FIELDS = ("partitionValues", "configuration", "tags", "options")
 
 
 def dup_keys_hook(pairs: list[tuple[str, Any]]) -> dict:
@@ -187,6 +180,10 @@ class Context:
         self._footers: dict[str, Any] = {}
         self._tables: dict[str, Any] = {}
         self._sizes: dict[str, int] | None = None
+        self._rels: dict[str, str | None] = {}
+        # one reader for every checkpoint part and sidecar: a checkpoint repeats most rows of the one
+        # before it, and those rows become the same objects (checks cache their verdicts by identity)
+        self._row_reader = RowReader(MAP_FIELDS)
         self._classify()
         self.states: dict[int, State] = {}
         self.before: dict[int, State] = {}
@@ -261,7 +258,7 @@ class Context:
     def _read_parquet_rows(self, path: str) -> tuple[list[dict], dict[str, Any]]:
         table = _read_parquet_source(self._parquet_source(path))
         cols = {f.name: f.type for f in table.schema}
-        return [norm_row(r) for r in table.to_pylist()], cols
+        return self._row_reader.rows(table), cols
 
     def _read_checkpoint(self, c: Checkpoint) -> None:
         rows: list[tuple[str, dict]] = []
@@ -304,13 +301,13 @@ class Context:
     # ---------------------------------------------------------------- paths and files
     def rel(self, path: str) -> str | None:
         """Root-relative path of a (URI-encoded) action path; None if unusable / outside."""
-        try:
-            parsed = urlparse(path)
-            if parsed.scheme and len(parsed.scheme) > 1:
-                return self.storage.resolve(unquote(path))
-            return self.storage.resolve(unquote(path))
-        except Exception:
-            return None
+        if path not in self._rels:  # checkpoints repeat their predecessors' paths
+            try:
+                urlparse(path)  # refuses malformed URIs (a bad IPv6 authority) that resolve would take
+                self._rels[path] = self.storage.resolve(unquote(path))
+            except Exception:
+                self._rels[path] = None
+        return self._rels[path]
 
     def exists(self, rel: str) -> bool:
         """Whether a root-relative file exists."""
