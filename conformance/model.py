@@ -15,8 +15,10 @@ from typing import Any, Callable, Literal, Mapping
 
 import pyarrow as pa
 
-Status = Literal["pass", "fail", "error", "unsupported", "skip"]
-STATUSES: tuple[Status, ...] = ("pass", "fail", "error", "unsupported", "skip")
+# ``partial``: what was checked matched, but part of the expectation could not be checked (the
+# engine cannot describe a table's metadata): not a pass, and not a finding either.
+Status = Literal["pass", "partial", "fail", "error", "unsupported", "skip"]
+STATUSES: tuple[Status, ...] = ("pass", "partial", "fail", "error", "unsupported", "skip")
 
 
 # --------------------------------------------------------------------------------------------

@@ -5,10 +5,16 @@ allowed and able to build it, the runner builds the table once in a work directo
 prefix), then asks each reader for the rows at each ``Expected`` version and compares them with
 the expected result. Each (case, writer, reader, version) cell gets one status:
 
-* ``pass``        the rows (and checked metadata) match, or the expected error was raised;
+* ``pass``        the rows (and checked metadata) match, or the engine refused the table with the
+                  expected kind (invalid table / unsupported, as its adapter translated it);
 * ``fail``        a wrong answer (minimal diff), or an expected error not raised (rows returned
-                  silently), or an error of the wrong kind from an engine that names kinds;
-* ``error``       the engine raised where the spec expects rows, or the build failed;
+                  silently), or a refusal of the wrong kind;
+* ``error``       the engine raised where the spec expects rows, or failed in a way that is no
+                  verdict on the table (an import error, a storage failure, a crash, its own bug,
+                  anything its adapter could not name) where a refusal was expected; or the
+                  build failed;
+* ``partial``     the rows match, but the metadata the case expects could not be checked (the
+                  engine cannot describe tables): counted apart from passes;
 * ``unsupported`` the case needs a capability the engine does not declare, or the engine itself
                   raised ``Unsupported``;
 * ``skip``        the engine is not usable here (not installed), or no selected writer builds it.
@@ -43,6 +49,7 @@ from conformance.redact import redact, register_secret
 from conformance.storage import Store
 
 SCHEMA_VERSION = 1
+REFUSALS = ("invalid_table", "unsupported")  # the kinds that are a verdict on the table
 _MESSAGE_MAX = 500  # one cell's message stays readable in a report cell
 
 
@@ -267,16 +274,16 @@ def check_cell(case: Case, expected: Expected, reader: Engine, table: TableRef) 
         raise
     except BaseException as exc:  # noqa: BLE001 - Rust panics are BaseExceptions; one cell, not the run
         kind = getattr(exc, "kind", None)
+        if kind not in REFUSALS and kind != "internal":
+            kind = None  # not translated into the kit's kinds, or plain "error": no verdict on the table
+        if kind is not None and kind in (expected.error, expected.error_allowed):
+            said = "raised as expected" if kind == expected.error else "refused, which the spec allows"
+            return "pass", _short(f"{said}: {describe_exception(exc)}"), ""
         if expected.error is not None:
-            if kind in ("invalid_table", "unsupported") and kind != expected.error:
+            if kind in REFUSALS:
                 return "fail", _short(f"raised {kind}, expected {expected.error}: {describe_exception(exc)}"), ""
-            if kind == "internal":
-                return "error", _short(f"internal error instead of {expected.error}: {describe_exception(exc)}"), ""
-            note = "" if kind else " (error kind not checked: the engine does not name kinds)"
-            return "pass", _short(f"raised as expected{note}: {describe_exception(exc)}"), ""
-        if expected.error_allowed is not None and kind in (None, expected.error_allowed):
-            note = "" if kind else " (error kind not checked: the engine does not name kinds)"
-            return "pass", _short(f"refused, which the spec allows{note}: {describe_exception(exc)}"), ""
+            what = "an internal error" if kind == "internal" else "a failure that is no refusal of the table"
+            return "error", _short(f"{what} instead of {expected.error}: {describe_exception(exc)}"), ""
         if _is_unsupported(exc):
             return "unsupported", describe_exception(exc), ""
         return "error", describe_exception(exc), ""
@@ -299,8 +306,7 @@ def check_cell(case: Case, expected: Expected, reader: Engine, table: TableRef) 
         except BaseException as exc:  # noqa: BLE001
             return "error", _short(f"rows match, but describing the table failed: {describe_exception(exc)}"), ""
         if facts is None:
-            note = "metadata not checked: the engine cannot describe tables"
-            return "pass", note, ""
+            return "partial", "rows match; metadata not checked: the engine cannot describe tables", ""
         wrong = _metadata_mismatches(expected.metadata, facts, case.format)
         if wrong:
             return "fail", _short("metadata: " + "; ".join(wrong)), "\n".join(wrong)

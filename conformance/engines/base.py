@@ -27,6 +27,7 @@ from typing import Any, Mapping, Sequence
 
 import pyarrow as pa
 
+from conformance.engines.errors import ErrorPatterns, refusals
 from conformance.model import Step, TableRef
 
 # Harness feature names (next to each format's own feature names in ``read_features``).
@@ -202,6 +203,12 @@ class MultiFormatEngine(Engine):
             raise Unsupported(f"{self.name} does not read {fmt} tables here: {why}", feature=fmt)
         return found
 
+    errors: ErrorPatterns = ErrorPatterns()  # what the engine itself says, whatever the format
+
+    def errors_of(self, driver: Any) -> ErrorPatterns:
+        """How this engine's refusals read for one driver's format (the driver's ``ERRORS``)."""
+        return self.errors | getattr(driver, "ERRORS", ErrorPatterns())
+
     def available(self) -> str | None:
         if not self.drivers():
             problems = "; ".join(f"{f}: {r}" for f, r in self._driver_problems.items())
@@ -234,7 +241,9 @@ class MultiFormatEngine(Engine):
         ref: str | None = None,
         columns: Sequence[str] | None = None,
     ) -> pa.Table:
-        return self.driver(table.format).read(self, table, at=at, timestamp=timestamp, ref=ref, columns=columns)
+        driver = self.driver(table.format)
+        with refusals(self.errors_of(driver), table.uri):
+            return driver.read(self, table, at=at, timestamp=timestamp, ref=ref, columns=columns)
 
     def describe(
         self, table: TableRef, *, at: int | None = None, timestamp: str | None = None, ref: str | None = None
@@ -242,7 +251,8 @@ class MultiFormatEngine(Engine):
         driver = self.driver(table.format)
         if not hasattr(driver, "describe"):
             return None
-        return driver.describe(self, table, at=at, timestamp=timestamp, ref=ref)
+        with refusals(self.errors_of(driver), table.uri):
+            return driver.describe(self, table, at=at, timestamp=timestamp, ref=ref)
 
     def write(self, table: TableRef, steps: Sequence[Step]) -> None:
         from reference_impl.errors import Unsupported

@@ -2,7 +2,8 @@
 
 It reads tables with the kit's own reference readers, which is not what a vendor would plug in,
 but it speaks the whole contract: ``version``, ``capabilities``, and ``read`` with the exit codes
-(0 rows written, 3 unsupported with the reason on stderr's first line, anything else an error).
+(0 rows written, 3 unsupported and 4 invalid table with the reason on stderr's first line, anything
+else an error: no verdict on the table).
 Run it as a command engine::
 
     lakeconf run --engines reference,example --engine-cmd 'example=python -m conformance.engines.command_example'
@@ -15,6 +16,8 @@ import json
 import sys
 
 EXIT_UNSUPPORTED = 3
+EXIT_INVALID_TABLE = 4
+EXITS = {"unsupported": EXIT_UNSUPPORTED, "invalid_table": EXIT_INVALID_TABLE}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -54,7 +57,7 @@ def main(argv: list[str] | None = None) -> int:
         table = read_table(storage, version=args.version)
     except Exception as exc:  # noqa: BLE001 - the contract: a reason on stderr and an exit code
         print(f"{type(exc).__name__}: {exc}", file=sys.stderr)
-        return EXIT_UNSUPPORTED if getattr(exc, "kind", None) == "unsupported" else 1
+        return EXITS.get(getattr(exc, "kind", None), 1)
     pq.write_table(table, args.out)
     return 0
 

@@ -46,6 +46,7 @@ from conformance.model import TableRef
 ENTRY_POINT_GROUP = "lakeconf.engines"
 ENV_COMMANDS = "LAKECONF_ENGINE_CMDS"
 EXIT_UNSUPPORTED = 3  # command contract: "valid table, feature not supported"
+EXIT_INVALID_TABLE = 4  # command contract: "the table breaks the spec"; any other failure is no verdict
 COMMAND_TIMEOUT_S = 600
 
 
@@ -268,7 +269,8 @@ class CommandEngine(Engine):
         ref: str | None = None,
         columns: Sequence[str] | None = None,
     ) -> pa.Table:
-        from reference_impl.errors import LakeconfError, Unsupported
+        from conformance.engines.errors import EngineError
+        from reference_impl.errors import InvalidTable, Unsupported
 
         with tempfile.TemporaryDirectory(prefix="lakeconf-cmd-") as tmp:
             out = os.path.join(tmp, "rows")
@@ -284,11 +286,13 @@ class CommandEngine(Engine):
             err = proc.stderr.strip()
             if proc.returncode == EXIT_UNSUPPORTED:
                 raise Unsupported(err.splitlines()[0] if err else "the engine command reported unsupported")
+            if proc.returncode == EXIT_INVALID_TABLE:
+                raise InvalidTable(err.splitlines()[0] if err else "the engine command reported an invalid table")
             if proc.returncode != 0:
                 tail = " | ".join(err.splitlines()[-3:]) if err else "(no stderr)"
-                raise LakeconfError(f"{self.argv[0]} exited {proc.returncode}: {tail}")
+                raise EngineError(f"{self.argv[0]} exited {proc.returncode}: {tail}")
             if not os.path.exists(out):
-                raise LakeconfError(f"{self.argv[0]} exited 0 but wrote no file at --out")
+                raise EngineError(f"{self.argv[0]} exited 0 but wrote no file at --out")
             result = read_arrow_file(out)
         if columns:
             result = result.select(list(columns))

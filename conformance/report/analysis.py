@@ -8,7 +8,7 @@ from typing import Any
 
 from conformance.model import STATUSES
 
-NON_PASS = ("fail", "error", "unsupported", "skip")
+NON_PASS = ("partial", "fail", "error", "unsupported", "skip")
 # Non-pass statuses that need an explanation (a skip says why in its message: the engine or the
 # writer is not available here).
 NEEDS_EXPLANATION = ("fail", "error", "unsupported")

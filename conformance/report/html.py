@@ -16,6 +16,7 @@ from conformance.report.analysis import Analysis, analyse, explanation_text
 
 COLOURS = {
     "pass": "#2e7d32",
+    "partial": "#7cb342",
     "fail": "#c62828",
     "error": "#6a1b9a",
     "unsupported": "#9e9e9e",

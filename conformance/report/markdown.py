@@ -12,7 +12,7 @@ from typing import Any
 from conformance.model import STATUSES
 from conformance.report.analysis import Analysis, analyse, explanation_text
 
-SYMBOL = {"pass": "pass", "fail": "**FAIL**", "error": "**ERROR**", "unsupported": "unsupported", "skip": "skip"}
+SYMBOL = {"pass": "pass", "partial": "partial", "fail": "**FAIL**", "error": "**ERROR**", "unsupported": "unsupported", "skip": "skip"}
 
 
 def _cell(text: str) -> str:

@@ -3,7 +3,7 @@
 ``Table.to_pylist`` converts value by value through Arrow scalars, which costs tens of
 microseconds per nested row. Converting each leaf column with one ``to_pylist`` call and zipping
 the results is an order of magnitude faster. Rows are first built as nested tuples (hashable), so
-that rows repeated across files (a Delta checkpoint repeats most of its predecessor's rows) become
+that rows repeated across files (a log checkpoint repeats most of its predecessor's rows) become
 one Python object: callers may then cache per-object work with ``id``. The objects are shared, so
 callers must not mutate them.
 

@@ -10,17 +10,9 @@ error with the Java exception's first lines (and its innermost cause).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from conformance.engines.errors import ErrorPatterns, translate as _translate
 
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ErrorPatterns:
-    """What one format's Spark runtime says when it refuses a table."""
-
-    unsupported: tuple[str, ...] = ()  # conditions or message fragments
-    invalid: tuple[str, ...] = ()
-    invalid_on_read: tuple[str, ...] = ()
-    unsupported_types: tuple[str, ...] = ()  # Python exception class names (PySpark's own wrappers)
+__all__ = ["ErrorPatterns", "java_condition", "short", "translate"]
 
 
 def java_condition(exc: BaseException) -> str:
@@ -54,20 +46,6 @@ def short(exc: BaseException, limit: int = 600) -> str:
 
 
 def translate(exc: BaseException, *, where: str, patterns: ErrorPatterns, reading: bool = False) -> BaseException:
-    """Map a Spark exception to the kit's error kinds (unsupported, invalid table) or keep it an engine error."""
-    from reference_impl.errors import InvalidTable, LakeconfError, Unsupported
-
-    if isinstance(exc, LakeconfError):
-        return exc
-    condition = java_condition(exc)
-    text = str(exc)
-    message = f"spark: {short(exc)}"
-
-    def says(fragments: tuple[str, ...]) -> bool:
-        return any(f in condition or f in text for f in fragments)
-
-    if says(patterns.unsupported) or type(exc).__name__ in patterns.unsupported_types:
-        return Unsupported(message, path=where)
-    if says(patterns.invalid) or (reading and says(patterns.invalid_on_read)):
-        return InvalidTable(message, path=where)
-    return LakeconfError(message, path=where)
+    """A Spark exception as the kit's error kinds, matched on its error condition and its text."""
+    return _translate(exc, patterns, where=where, reading=reading, text=f"{java_condition(exc)} {exc}",
+                      message=f"spark: {short(exc)}")

@@ -42,6 +42,89 @@ _REFUSE_FEATURE_SPEC = (
 )
 
 FINDINGS: tuple[Finding, ...] = (
+    # ---------------------------------------------------------------- refusals that are not verdicts
+    # Found when refusals started to count only with the expected kind (an engine's exception is
+    # judged by its words, conformance/engines/errors.py): these used to pass as "raised as expected".
+    Finding(
+        id="kernel-calls-unknown-dv-storage-type-its-own-bug",
+        engines=("deltalake-datafusion", "duckdb", "polars"),
+        cases=("delta/neg-dv-unknown-storage-type",),
+        status="error",
+        cause=(
+            "delta-kernel-rs refuses the deletion vector with storageType 'x' as 'Internal error Unsupported "
+            "deletion vector format option: x. This is a kernel bug, please report.': it names the failure its "
+            "own bug, not a broken table."
+        ),
+        spec=(
+            "The spec supports the reference that the table is invalid: storageType is one of 'u', 'i' or 'p', "
+            "so a reader has no defined way to find the vector and must refuse the table; the refusal happens, "
+            "but as an internal error, which is no verdict on the table."
+        ),
+        rules=("DELTA-DV-005",),
+        section="Deletion Vectors > Deletion Vector Descriptor Schema",
+        upstream="engine bug",
+        versions=_seen("deltalake-datafusion", "duckdb", "polars"),
+    ),
+    Finding(
+        id="spark-fails-decoding-a-bad-protocol",
+        engines=("spark",),
+        cases=("delta/neg-reader-version-4", "delta/neg-reader3-writer5"),
+        status="error",
+        cause=(
+            "delta-spark 4.4 fails to decode the protocol action of (4,2) and (3,5) tables: "
+            "'[EXPRESSION_DECODING_FAILED] Failed to decode a row to a value of the expressions', without "
+            "naming the protocol (delta-spark 3.3 names it: see spark-3.5's cells)."
+        ),
+        spec=(
+            "The spec supports the reference: a reader must refuse a reader version it does not implement "
+            "(unsupported) and a (3,5) protocol is invalid ('reader version 3 requires writer version 7'); a "
+            "decoding failure that does not say either is no verdict on the table."
+        ),
+        rules=("DELTA-ACTION-026", "DELTA-FEATURE-003"),
+        section="Protocol Evolution; Table Features",
+        upstream="engine bug",
+        versions=_seen("spark"),
+    ),
+    Finding(
+        id="spark35-calls-reader-version-4-invalid",
+        engines=("spark-3.5",),
+        cases=("delta/neg-reader-version-4",),
+        status="fail",
+        cause=(
+            "delta-spark 3.3 refuses protocol (4,2) with 'requirement failed: Mismatched minReaderVersion and "
+            "readerFeatures', a verdict that the protocol is malformed, where the table is merely newer than "
+            "the reader."
+        ),
+        spec=(
+            "The spec supports the reference: reader version 4 is beyond the versions the spec defines, so a "
+            "reader must refuse the table as one it does not support ('readers must not read a table with a "
+            "higher minReaderVersion than they support'); nothing in the protocol action is malformed."
+        ),
+        rules=("DELTA-ACTION-026",),
+        section="Protocol Evolution",
+        upstream="engine limitation",
+        versions=_seen("spark-3.5"),
+    ),
+    Finding(
+        id="unknown-column-mapping-mode-called-unsupported",
+        engines=("spark", "spark-3.5", "daft"),
+        cases=("delta/neg-column-mapping-unknown-mode",),
+        status="fail",
+        cause=(
+            "delta.columnMapping.mode='bogus' is refused as a mode the engine does not support (delta-spark: "
+            "'The column mapping mode `bogus` is not supported for this Delta version. Please upgrade'; Daft: "
+            "NotImplementedError 'Unsupported Delta Lake column mapping mode'), not as an invalid table."
+        ),
+        spec=(
+            "The spec supports the reference, narrowly: the mode is 'one of none, id, and name', so 'bogus' is "
+            "not a mode any version of the protocol defines and the table is invalid; calling it unsupported "
+            "invites an upgrade that cannot help. The refusal itself is right."
+        ),
+        rules=("DELTA-COLMAP-001",),
+        section="Column Mapping",
+        upstream="spec ambiguity",
+        versions=_seen("spark", "spark-3.5", "daft"),
+    ),
     # ---------------------------------------------------------------- log and checkpoints
     Finding(
         id="kernel-trusts-incomplete-checkpoint-hint",

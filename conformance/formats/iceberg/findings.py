@@ -45,6 +45,61 @@ _OLD_SNAPSHOT_SCHEMA_CASES = (
 )
 
 FINDINGS: tuple[Finding, ...] = (
+    # ---------------------------------------------------------------- refusals that are not verdicts
+    # Found when refusals started to count only with the expected kind (an engine's exception is
+    # judged by its words, conformance/engines/errors.py): these used to pass as "raised as expected".
+    Finding(
+        id="polars-crashes-on-duplicate-field-ids",
+        engines=("polars",),
+        cases=("iceberg/v2-duplicate-field-ids",),
+        status="error",
+        cause="Polars' Iceberg scan fails with 'TypeError: failed to extract field Extract.column_mapping' on a schema where two fields share id 2.",
+        spec=(
+            "The spec supports the reference that the table is invalid (each field 'has an integer id that is "
+            "unique in the table schema'); a TypeError from the scanner is a crash, no verdict on the table."
+        ),
+        rules=("ICEBERG-SCHEMA-001",),
+        section="Schemas and Data Types > Nested Types",
+        upstream="engine bug",
+        versions=_seen("polars"),
+    ),
+    Finding(
+        id="iceberg-rust-calls-newer-format-version-invalid",
+        engines=("pyiceberg-core",),
+        cases=("iceberg/v2-format-version-99",),
+        status="fail",
+        cause=(
+            "iceberg-rust parses metadata into a closed enum: format-version 99 fails as 'DataInvalid => ... data "
+            "did not match any variant of untagged enum TableMetadataEnum', a verdict that the table is broken."
+        ),
+        spec=(
+            "The spec supports the reference: a newer format version must be refused as one the reader does not "
+            "support ('Implementations must throw an exception if a table's version is higher than the supported "
+            "version'); the table is not shown to be broken."
+        ),
+        rules=("ICEBERG-META-004",),
+        section="Table Metadata > Table Metadata Fields",
+        upstream="engine limitation",
+        versions=_seen("pyiceberg-core"),
+    ),
+    Finding(
+        id="iceberg-rust-refuses-unknown-v2-transform",
+        engines=("pyiceberg-core",),
+        cases=("iceberg/v2-unknown-transform",),
+        status="error",
+        cause=(
+            "iceberg-rust fails to load v2 metadata whose partition spec has an unknown transform: 'DataInvalid "
+            "=> ... data did not match any variant of untagged enum TableMetadataEnum'."
+        ),
+        spec=(
+            "The spec supports the reference: in v1 and v2 readers should skip partition fields with unknown "
+            "transforms when filtering files instead of failing, so the table's rows are readable."
+        ),
+        rules=("ICEBERG-PART-005",),
+        section="Partitioning; Partition Transforms",
+        upstream="engine limitation",
+        versions=_seen("pyiceberg-core"),
+    ),
     # ---------------------------------------------------------------- table metadata parsing
     Finding(
         id="v1-partition-field-without-field-id-refused",

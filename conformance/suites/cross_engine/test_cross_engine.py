@@ -17,6 +17,8 @@ carries the case's rule ids.
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from conformance.engines.registry import load_engines
@@ -45,12 +47,16 @@ except Exception as exc:  # noqa: BLE001 - the suite reports why it has nothing 
     CASES, LOAD_ERROR = [], f"{type(exc).__name__}: {exc}"
 
 
+ENGINE_LOAD_ERRORS: list[str] = []
+
+
 def _readers_by_format() -> dict[str, list[str]]:
     """format -> the READERS that declare reading it (an engine that does not exist yet is left out)."""
     out: dict[str, list[str]] = {}
     try:
         engines = load_engines([n for n in READERS if n in _known()])
-    except Exception:  # noqa: BLE001 - collection never dies on an engine; the test says why
+    except Exception as exc:  # noqa: BLE001 - collection never dies on an engine: test_engines_load fails
+        ENGINE_LOAD_ERRORS.append(f"{type(exc).__name__}: {exc}")
         return {}
     for e in engines:
         for fmt in e.capabilities().read:
@@ -63,6 +69,23 @@ def _known() -> set[str]:
     from conformance.engines.registry import engine_factories
 
     return set(engine_factories())
+
+
+def test_engines_load():
+    """Loading the engines never fails silently (the suite would run the reference alone); with
+    LAKECONF_REQUIRE_ENGINES=1 (set in CI) every built-in engine must also be usable here."""
+    from conformance.engines.registry import load_engines
+
+    assert not ENGINE_LOAD_ERRORS, f"the engines failed to load, so no engine was cross-checked: {ENGINE_LOAD_ERRORS}"
+    if os.environ.get("LAKECONF_REQUIRE_ENGINES") != "1":
+        return
+    unusable = {}
+    for engine in load_engines([n for n in READERS if n in _known()]):
+        reason = engine.available()
+        if reason:
+            unusable[engine.name] = reason
+        engine.close()
+    assert not unusable, f"LAKECONF_REQUIRE_ENGINES=1 but these engines cannot run here: {unusable}"
 
 
 def _params():

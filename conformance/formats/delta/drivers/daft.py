@@ -13,7 +13,12 @@ from typing import Any
 
 from conformance.engines._common import engine_uri, missing_module, parse_timestamp
 from conformance.engines.base import FormatSupport
+from conformance.formats.delta.errors import KERNEL
 
+
+
+# what this engine says when it refuses a table of this format (conformance.engines.errors)
+ERRORS = KERNEL
 
 def available(engine: Any) -> str | None:
     return missing_module("deltalake", "deltalake")

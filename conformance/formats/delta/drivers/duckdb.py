@@ -11,9 +11,14 @@ from typing import Any
 from conformance.engines._common import engine_uri
 from conformance.engines.base import TIMESTAMP_TRAVEL, FormatSupport
 from conformance.engines.duckdb import missing_extension, quote, select_list
+from conformance.formats.delta.errors import KERNEL
 
 EXTENSIONS = ("delta",)
 
+
+
+# what this engine says when it refuses a table of this format (conformance.engines.errors)
+ERRORS = KERNEL
 
 def available(engine: Any) -> str | None:
     return missing_extension("delta")

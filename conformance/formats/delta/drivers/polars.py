@@ -12,6 +12,7 @@ from typing import Any
 
 from conformance.engines._common import engine_uri, missing_module, parse_timestamp, s3_config
 from conformance.engines.base import FormatSupport
+from conformance.formats.delta.errors import KERNEL
 from conformance.storage.s3_options import polars_options
 
 _REFUSES = {
@@ -20,6 +21,10 @@ _REFUSES = {
               "variantShredding-preview")
 }
 
+
+
+# what this engine says when it refuses a table of this format (conformance.engines.errors)
+ERRORS = KERNEL
 
 def available(engine: Any) -> str | None:
     return missing_module("deltalake", "deltalake")

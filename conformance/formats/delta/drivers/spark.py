@@ -92,6 +92,7 @@ ERRORS = errors.ErrorPatterns(
         "DELTA_UNSUPPORTED_READER_TABLE_FEATURES_IN_TABLE",
         "DELTA_INVALID_PROTOCOL_VERSION",
         "DELTA_FEATURES_REQUIRE_MANUAL_ENABLEMENT",
+        "is not supported for this Delta version",  # an unknown delta.columnMapping.mode
     ),
     invalid=(
         "DELTA_VERSIONS_NOT_CONTIGUOUS",
@@ -105,6 +106,12 @@ ERRORS = errors.ErrorPatterns(
         "DELTA_INVALID_JSON",
         "DELTA_ACTIONS_NOT_CONTIGUOUS",
         "PATH_NOT_FOUND",  # no table there at all: the reference calls that an invalid table too
+        "DELTA_VERSION_NOT_FOUND", "Cannot time travel Delta table to version",  # the log cannot rebuild it
+        "DELTA_TRUNCATED_TRANSACTION_LOG",
+        "DELTA_DELETION_VECTOR_CHECKSUM_MISMATCH",
+        "DELTA_CANNOT_RECONSTRUCT_PATH_FROM_URI",
+        "DELTA_READ_FEATURE_PROTOCOL_REQUIRES_WRITE", "Mismatched minReaderVersion and readerFeatures",
+        "java.io.FileNotFoundException", "SparkFileNotFoundException",  # a file the log references is missing
     ),
 )
 

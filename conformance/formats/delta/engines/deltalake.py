@@ -21,6 +21,8 @@ import pyarrow as pa
 
 from conformance.engines._common import engine_uri, missing_module, package_version, parse_timestamp, s3_options
 from conformance.engines.base import Capabilities, Engine
+from conformance.engines.errors import refusals
+from conformance.formats.delta.errors import KERNEL
 from conformance.formats.delta.steps import MIN_READER_VERSION, MIN_WRITER_VERSION, Checkpoint
 from conformance.model import (
     AddColumn,
@@ -113,17 +115,19 @@ class DeltalakeEngine(Engine):
         columns: Sequence[str] | None = None,
     ) -> pa.Table:
         _no_refs(ref)
-        dt = self._table(table, at, timestamp)
-        return dt.to_pyarrow_table(columns=list(columns) if columns else None)
+        with refusals(KERNEL, table.uri):
+            dt = self._table(table, at, timestamp)
+            return dt.to_pyarrow_table(columns=list(columns) if columns else None)
 
     def describe(self, table: TableRef, *, at: int | None = None, timestamp: str | None = None,
                  ref: str | None = None) -> dict | None:
         from conformance.formats.delta.facts import facts
 
         _no_refs(ref)
-        dt = self._table(table, at, timestamp)
-        p = dt.protocol()
-        m = dt.metadata()
+        with refusals(KERNEL, table.uri):
+            dt = self._table(table, at, timestamp)
+            p = dt.protocol()
+            m = dt.metadata()
         return facts(
             version=dt.version(),
             min_reader=p.min_reader_version,
@@ -305,8 +309,9 @@ class DeltalakeDataFusionEngine(DeltalakeEngine):
         from deltalake import QueryBuilder
 
         _no_refs(ref)
-        dt = self._table(table, at, timestamp)
-        select = ", ".join('"' + c.replace('"', '""') + '"' for c in columns) if columns else "*"
-        reader = QueryBuilder().register("t", dt).execute(f"SELECT {select} FROM t")
-        # The result is an arro3 reader; the Arrow C stream interface hands it to pyarrow.
-        return pa.RecordBatchReader.from_stream(reader).read_all()
+        with refusals(KERNEL, table.uri):
+            dt = self._table(table, at, timestamp)
+            select = ", ".join('"' + c.replace('"', '""') + '"' for c in columns) if columns else "*"
+            reader = QueryBuilder().register("t", dt).execute(f"SELECT {select} FROM t")
+            # The result is an arro3 reader; the Arrow C stream interface hands it to pyarrow.
+            return pa.RecordBatchReader.from_stream(reader).read_all()

@@ -16,6 +16,7 @@ from typing import Any
 from conformance.engines._common import local_path, missing_module
 from conformance.engines.base import FormatSupport
 from conformance.formats.iceberg import facts as F
+from conformance.formats.iceberg.errors import PYICEBERG
 
 _REFUSES = {
     "deletion-vectors": "daft 0.7.26 hands the Puffin file of a deletion vector to its Parquet reader as if it "
@@ -24,6 +25,10 @@ _REFUSES = {
     "yet support equality deletes'",
 }
 
+
+
+# what this engine says when it refuses a table of this format (conformance.engines.errors)
+ERRORS = PYICEBERG
 
 def available(engine: Any) -> str | None:
     return missing_module("pyiceberg", "pyiceberg")

@@ -20,9 +20,14 @@ from conformance.engines._common import local_path
 from conformance.engines.base import FormatSupport
 from conformance.engines.duckdb import missing_extension, quote, select_list, uuids_as_arrow_uuid
 from conformance.formats.iceberg import facts as F
+from conformance.formats.iceberg.errors import DUCKDB_ICEBERG
 
 EXTENSIONS = ("avro", "iceberg")
 
+
+
+# what this engine says when it refuses a table of this format (conformance.engines.errors)
+ERRORS = DUCKDB_ICEBERG
 
 def available(engine: Any) -> str | None:
     return missing_extension("avro") or missing_extension("iceberg")

@@ -19,6 +19,7 @@ from typing import Any
 from conformance.engines._common import local_path, missing_module, s3_config
 from conformance.engines.base import FormatSupport
 from conformance.formats.iceberg import facts as F
+from conformance.formats.iceberg.errors import PYICEBERG
 from conformance.formats.iceberg.s3 import polars_iceberg_options
 
 _REFUSES = {
@@ -26,6 +27,10 @@ _REFUSES = {
     "raises 'PyIceberg does not yet support equality deletes'",
 }
 
+
+
+# what this engine says when it refuses a table of this format (conformance.engines.errors)
+ERRORS = PYICEBERG
 
 def available(engine: Any) -> str | None:
     return missing_module("pyiceberg", "pyiceberg")

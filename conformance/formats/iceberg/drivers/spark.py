@@ -127,6 +127,7 @@ _INVALID_TEXT = (
     "Cannot find a snapshot older than",
     "Cannot find source column",
     "Cannot find field",
+    "Cannot find schema with current-schema-id",
     "PATH_NOT_FOUND",  # Spark's own condition: no table there at all
 )
 # On a read every validation failure means the table is broken; on a write it is the writer
@@ -135,6 +136,9 @@ _READ_INVALID_TEXT = (
     "org.apache.iceberg.exceptions.ValidationException",
     "java.lang.IllegalArgumentException",
     "java.lang.IllegalStateException",
+    # PySpark re-raises these two as its own classes of the same names, whose text drops "java.lang."
+    "IllegalArgumentException",
+    "IllegalStateException",
 )
 
 

@@ -55,6 +55,8 @@ import pyarrow as pa
 from conformance.formats.iceberg import facts as F
 from conformance.engines._common import local_path, missing_module, package_version, s3_config
 from conformance.engines.base import Capabilities, Engine
+from conformance.engines.errors import refusals
+from conformance.formats.iceberg.errors import PYICEBERG
 from conformance.model import Step, TableRef, parse_partition_expr
 
 WRITE_STEPS = frozenset(
@@ -165,32 +167,34 @@ class PyIcebergEngine(Engine):
     ) -> pa.Table:
         from pyiceberg.io.pyarrow import schema_to_pyarrow
 
-        tbl, snap = self._snapshot(table, at, timestamp, ref)
-        fields = tuple(columns) if columns else ("*",)
-        if snap is None:
-            schema = tbl.schema() if fields == ("*",) else tbl.schema().select(*fields)
-            return schema_to_pyarrow(schema, include_field_ids=False).empty_table()
-        # The latest read scans with the table's current schema; an explicit version, timestamp or
-        # ref scans with the schema of its snapshot (what PyIceberg does for a snapshot id).
-        latest = at is None and timestamp is None and ref is None
-        try:
-            if latest:
-                return tbl.scan(selected_fields=fields).to_arrow()
-            return tbl.scan(snapshot_id=snap.snapshot_id, selected_fields=fields).to_arrow()
-        except ValueError as exc:
-            raise _translate(exc) from None
+        with refusals(PYICEBERG, table.uri):
+            tbl, snap = self._snapshot(table, at, timestamp, ref)
+            fields = tuple(columns) if columns else ("*",)
+            if snap is None:
+                schema = tbl.schema() if fields == ("*",) else tbl.schema().select(*fields)
+                return schema_to_pyarrow(schema, include_field_ids=False).empty_table()
+            # The latest read scans with the table's current schema; an explicit version, timestamp or
+            # ref scans with the schema of its snapshot (what PyIceberg does for a snapshot id).
+            latest = at is None and timestamp is None and ref is None
+            try:
+                if latest:
+                    return tbl.scan(selected_fields=fields).to_arrow()
+                return tbl.scan(snapshot_id=snap.snapshot_id, selected_fields=fields).to_arrow()
+            except ValueError as exc:
+                raise _translate(exc) from None
 
     def describe(
         self, table: TableRef, *, at: int | None = None, timestamp: str | None = None, ref: str | None = None
     ) -> dict | None:
-        tbl, snap = self._snapshot(table, at, timestamp, ref)
-        if snap is None and at is not None:
-            # Version 0 was read from the last metadata file before the first snapshot: its schema
-            # is v0's, every other fact is the table's current one (as at any version).
-            out = pyiceberg_facts(self._static(table, F.metadata_location(table)), None)
-            out["schema_id"] = tbl.schema().schema_id
-            return out
-        return pyiceberg_facts(tbl, snap, latest=at is None and timestamp is None and ref is None)
+        with refusals(PYICEBERG, table.uri):
+            tbl, snap = self._snapshot(table, at, timestamp, ref)
+            if snap is None and at is not None:
+                # Version 0 was read from the last metadata file before the first snapshot: its
+                # schema is v0's, every other fact is the table's current one (as at any version).
+                out = pyiceberg_facts(self._static(table, F.metadata_location(table)), None)
+                out["schema_id"] = tbl.schema().schema_id
+                return out
+            return pyiceberg_facts(tbl, snap, latest=at is None and timestamp is None and ref is None)
 
     # -- write ---------------------------------------------------------------------------------
 

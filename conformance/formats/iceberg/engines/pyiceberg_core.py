@@ -28,6 +28,8 @@ import pyarrow as pa
 from conformance.formats.iceberg import facts as F
 from conformance.engines._common import missing_module, package_version
 from conformance.engines.base import REF_TRAVEL, TIME_TRAVEL, TIMESTAMP_TRAVEL, Capabilities, Engine
+from conformance.engines.errors import refusals
+from conformance.formats.iceberg.errors import ICEBERG_RUST
 from conformance.model import TableRef
 
 DATAFUSION_VERSION = "54.1"  # the DataFusion the pyiceberg-core 0.11.0 wheel is built against
@@ -103,10 +105,12 @@ class PyIcebergCoreEngine(Engine):
             current = F.snapshot_id_for(table)
             if current != sel.snapshot_id:
                 raise Unsupported(_NO_TRAVEL, feature=TIME_TRAVEL)
-        provider = IcebergDataFusionTable(
-            identifier=["lakeconf", "t"], metadata_location=sel.metadata_location, file_io_properties=file_io_properties(table)
-        )
-        ctx = SessionContext()
-        ctx.register_table("t", provider)
-        select = ", ".join('"' + c.replace('"', '""') + '"' for c in columns) if columns else "*"
-        return ctx.sql(f"SELECT {select} FROM t").to_arrow_table()
+        with refusals(ICEBERG_RUST, table.uri):
+            provider = IcebergDataFusionTable(
+                identifier=["lakeconf", "t"], metadata_location=sel.metadata_location,
+                file_io_properties=file_io_properties(table),
+            )
+            ctx = SessionContext()
+            ctx.register_table("t", provider)
+            select = ", ".join('"' + c.replace('"', '""') + '"' for c in columns) if columns else "*"
+            return ctx.sql(f"SELECT {select} FROM t").to_arrow_table()

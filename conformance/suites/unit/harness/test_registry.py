@@ -13,7 +13,7 @@ from conformance.engines import registry
 from conformance.engines.base import Capabilities, Engine
 from conformance.engines.registry import CommandEngine, EngineConfigError, load_engines, parse_command_specs
 from conformance.model import TableRef
-from reference_impl.errors import Unsupported
+from reference_impl.errors import InvalidTable, LakeconfError, Unsupported
 
 VENDOR = textwrap.dedent(
     """
@@ -30,6 +30,8 @@ VENDOR = textwrap.dedent(
         print("needs feature X", file=sys.stderr); sys.exit(3)
     if "crash" in uri:
         print("segfault-ish", file=sys.stderr); sys.exit(139)
+    if "broken" in uri:
+        print("the log has a gap at version 2", file=sys.stderr); sys.exit(4)
     t = pa.table({"uri_len": [len(uri)], "version": [int(opts.get("--version", -1))], "ref": pa.array([opts.get("--ref")], pa.string())})
     if "ipc" in uri:
         with pa.OSFile(opts["--out"], "wb") as f, pa.ipc.new_file(f, t.schema) as w:
@@ -74,8 +76,11 @@ def test_command_capabilities_per_format():
 def test_command_engine_exit_codes(vendor):
     with pytest.raises(Unsupported, match="needs feature X"):
         vendor.read(TableRef(format="delta", uri="/t/unsupported"))
-    with pytest.raises(Exception, match="exited 139: segfault-ish"):
+    with pytest.raises(InvalidTable, match="the log has a gap at version 2"):
+        vendor.read(TableRef(format="delta", uri="/t/broken"))
+    with pytest.raises(LakeconfError, match="exited 139: segfault-ish") as crashed:
         vendor.read(TableRef(format="delta", uri="/t/crash"))
+    assert crashed.value.kind == "error"  # any other exit is no verdict on the table
 
 
 def test_credentials_go_through_the_environment_only(vendor, monkeypatch):
@@ -154,5 +159,5 @@ def test_the_example_command_engine_speaks_the_contract(tmp_path):
         assert example.read(table, at=0).num_rows == 0
         with pytest.raises(Unsupported, match="versions only"):
             example.read(table, timestamp="2026-01-01T00:00:00Z")
-    with pytest.raises(Exception, match="exited 1"):
+    with pytest.raises(InvalidTable, match="no Delta log"):  # exit 4: the command refused the table
         example.read(TableRef(format="delta", uri=str(tmp_path / "missing")))

@@ -38,14 +38,14 @@ def test_findings_say_which_side_the_spec_supports(results_doc):
 
 def test_counts_per_engine(results_doc):
     a = analyse(results_doc)
-    assert a.counts["alpha"] == {"pass": 1, "fail": 3, "error": 0, "unsupported": 1, "skip": 0}
+    assert a.counts["alpha"] == {"pass": 1, "partial": 0, "fail": 3, "error": 0, "unsupported": 1, "skip": 0}
     assert a.totals["skip"] == 5
     assert a.readers == ["reference", "alpha", "beta"]
 
 
 def test_markdown_has_engines_matrix_findings_and_details(results_doc):
     md = render_markdown(results_doc)
-    assert "| alpha | 1.2.3 | reader | 1 | 3 | 0 | 1 | 0 |" in md
+    assert "| alpha | 1.2.3 | reader | 1 | 0 | 3 | 0 | 1 | 0 |" in md
     assert "| `delta/basic` | v0 | pass | pass | skip |" in md
     # no explanation in the synthetic document: the failing cell is flagged as new
     assert "| `delta/basic` | latest | pass | **FAIL** (NEW) | skip |" in md

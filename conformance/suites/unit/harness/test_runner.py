@@ -9,11 +9,12 @@ import pyarrow as pa
 import pytest
 
 from conformance.engines.base import Capabilities, Engine
+from conformance.engines.errors import ErrorPatterns, translate
 from conformance.model import Append, Case, Create, Expected, Raw, TableRef
 from conformance.report import problems, render_markdown
 from conformance.runner import check_cell, failed, run, table_location, verdict
 from conformance.storage import open_store
-from reference_impl.errors import InvalidTable, Unsupported
+from reference_impl.errors import Internal, InvalidTable, LakeconfError, Unsupported
 
 TABLES: dict[str, list[pa.Table]] = {}  # uri -> rows per version
 ROWS = pa.table({"x": pa.array([1, 2], pa.int64())})
@@ -61,6 +62,15 @@ class MemReader(Engine):
             raise BaseException("rust panicked")  # pyo3 PanicException is a BaseException
         if self.mode == "invalid":
             raise InvalidTable("broken log")
+        if self.mode == "import":
+            raise ModuleNotFoundError("No module named 'myengine_core'")
+        if self.mode == "storage":
+            raise translate(OSError("Error performing GET http://store/t/x.parquet: HTTP 403 Forbidden"),
+                            ErrorPatterns(invalid=("Error performing GET",)))
+        if self.mode == "internal":
+            raise Internal("the engine's own bug")
+        if self.mode == "plain-kit-error":
+            raise LakeconfError("engine failed")
         rows = versions[-1 if at is None else at]
         if self.mode == "wrong":
             rows = rows.slice(0, max(rows.num_rows - 1, 0))
@@ -112,9 +122,20 @@ def test_expected_error_raised_or_silently_returned(store):
     st = statuses(go([c], [MemReader("good"), MemReader("raise", "raise"), MemReader("inv", "invalid")], store))
     assert st[("fake/neg", "good", None)][0] == "fail"
     assert "returned 2 row(s) silently" in st[("fake/neg", "good", None)][1]
-    assert st[("fake/neg", "raise", None)][0] == "pass"
-    assert "kind not checked" in st[("fake/neg", "raise", None)][1]
     assert st[("fake/neg", "inv", None)][0] == "pass"
+    assert st[("fake/neg", "inv", None)][1].startswith("raised as expected")
+
+
+@pytest.mark.parametrize("mode", ["raise", "panic", "import", "storage", "internal", "plain-kit-error"])
+def test_a_failure_that_is_no_refusal_never_passes_a_negative_case(store, mode):
+    """An exception the adapter did not translate into invalid table or unsupported (a crash, an
+    import error, a storage failure, the engine's own bug) is an error, not the refusal the case expects."""
+    c = case("neg", expected=[Expected(error="invalid_table")])
+    allowed = case("allowed", expected=[Expected(rows=ROWS, error_allowed="invalid_table")])
+    st = statuses(go([c, allowed], [MemReader("r", mode)], store))
+    for cell in (("fake/neg", "r", None), ("fake/allowed", "r", None)):
+        assert st[cell][0] == "error", st[cell]
+    assert "instead of invalid_table" in st[("fake/neg", "r", None)][1]
 
 
 def test_expected_error_of_the_wrong_kind_fails(store):
@@ -261,7 +282,7 @@ def test_verdict_counts_unexplained_and_reference_failures():
     v = verdict([cell("reference", "pass"), cell("x", "fail", explained), cell("x", "unsupported", explained),
                  cell("y", "skip")])
     assert v.ok and v.unexplained == 0 and v.counts["fail"] == 1 and v.counts["skip"] == 1
-    assert "4 cells: 1 pass, 1 fail, 0 error, 1 unsupported, 1 skip; unexplained 0" in v.line()
+    assert "4 cells: 1 pass, 0 partial, 1 fail, 0 error, 1 unsupported, 1 skip; unexplained 0" in v.line()
     assert not verdict([cell("x", "error")]).ok  # a new finding
     ref = verdict([cell("reference", "fail", explained)])
     assert ref.reference_failures == 1 and not ref.ok  # the reference is never explained away
