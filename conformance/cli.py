@@ -169,6 +169,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     md, html = write_report(outcome.document, out)
     v = verdict(outcome.document["results"])
     print(f"wrote {results_path}, {md}, {html}")
+    if args.junit_xml:
+        print(f"wrote {_write_junit(outcome.document, args.junit_xml)}")
     print(f"lakeconf run ({outcome.document['store']}, {outcome.document['timing']['run_seconds']:.1f} s): {v.line()}")
     return EXIT_OK if v.ok else EXIT_FINDINGS
 
@@ -290,7 +292,18 @@ def cmd_report(args: argparse.Namespace) -> int:
     out = args.out or os.path.dirname(os.path.abspath(args.results))
     md, html = write_report(doc, out)
     print(f"wrote {md}, {html}")
+    if args.junit_xml:
+        print(f"wrote {_write_junit(doc, args.junit_xml)}")
     return EXIT_OK
+
+
+def _write_junit(doc: dict, path: str) -> str:
+    from conformance.report import write_junit
+
+    try:
+        return write_junit(doc, path)
+    except OSError as exc:
+        raise CliError("cannot write", f"{path}: {exc.strerror or exc}", "choose a writable --junit-xml path") from None
 
 
 def cmd_cases(args: argparse.Namespace) -> int:
@@ -396,6 +409,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "endpoint (LAKECONF_S3_BUCKET + AWS_*)")
     r.add_argument("--out", default="out", help="output directory (results.json, report.md, report.html)")
     r.add_argument("--cases", help="comma-separated glob(s) on case ids, e.g. '<format>/checkpoint-*'")
+    r.add_argument("--junit-xml", metavar="FILE", help="also write the cells as JUnit XML (one test case per cell; "
+                                                        "known findings skipped with their reason)")
     r.add_argument("--engine-cmd", action="append", metavar="NAME=COMMAND", help="add a command-contract engine (repeatable)")
     r.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
     r.add_argument("--in-process", action="store_true",
@@ -441,6 +456,7 @@ def build_parser() -> argparse.ArgumentParser:
     rp = sub.add_parser("report", help="re-render report.md and report.html from a results.json")
     rp.add_argument("results", metavar="results.json")
     rp.add_argument("--out", help="output directory (default: next to results.json)")
+    rp.add_argument("--junit-xml", metavar="FILE", help="also write the cells as JUnit XML")
     rp.set_defaults(func=cmd_report)
 
     cs = sub.add_parser("cases", help="list the registry's cases")

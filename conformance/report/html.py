@@ -38,7 +38,93 @@ td.st pre{white-space:pre-wrap;max-width:40rem;background:#fff;color:#222;paddin
 .tag{font-size:.75em;font-weight:700;padding:0 .25rem;border-radius:3px;background:#fff;color:#222;margin-left:.2rem}
 .tag.new{background:#ffeb3b}
 dl.known dt{margin-top:.6rem} dl.known dd{margin-left:1.2rem}
+.cards{display:grid;grid-template-columns:repeat(auto-fill,minmax(21rem,1fr));gap:.8rem;margin:.5rem 0 1.5rem}
+.card{border:1px solid #ddd;border-radius:6px;padding:.6rem .8rem;background:#fafafa}
+.card h3{margin:.1rem 0 .2rem;font-size:1.05rem} .card .ver{color:#666;font-size:.85em}
+.card table{margin:.3rem 0;width:100%;font-size:.85em} .card td,.card th{padding:.1rem .3rem}
+.bar{display:inline-block;height:.6rem;background:#2e7d32;vertical-align:middle;margin-right:.3rem}
+.bar.rest{background:#e0e0e0;margin-right:0}
+.card ul{margin:.2rem 0 0 1rem;padding:0;font-size:.85em}
 """
+
+
+def pass_rate_colour(passed: int, judged: int) -> str:
+    """A background from red (nothing passes) through amber to green (everything passes)."""
+    if judged == 0:
+        return "#f5f5f5"
+    return f"hsl({round(120 * passed / judged)}, 55%, 82%)"
+
+
+def _area(rule: str) -> str:
+    """The spec area of a rule id (``<FORMAT>-CKPT-014`` -> ``CKPT``)."""
+    parts = rule.split("-")
+    return parts[1] if len(parts) >= 3 else rule
+
+
+def _judged(statuses: list[str]) -> tuple[int, int, int]:
+    """(passes, partial checks, cells with a verdict): skips and unsupported cells judge nothing."""
+    judged = [s for s in statuses if s not in ("skip", "unsupported")]
+    return sum(1 for s in judged if s == "pass"), sum(1 for s in judged if s == "partial"), len(judged)
+
+
+def _pct(passed: int, judged: int) -> str:
+    """A share that never rounds a shortfall up to 100%."""
+    return "100%" if passed == judged else f"{min(100 * passed / judged, 99.9):.1f}%"
+
+
+def _rate_cell(passed: int, partial: int, judged: int) -> str:
+    if judged == 0:
+        return '<td class="num">-</td>'
+    width = 4.0
+    fill, half = width * passed / judged, width * partial / judged
+    extra = f" +{partial}&#8201;partial" if partial else ""
+    return (f'<td class="num" style="background:{pass_rate_colour(passed, judged)}">'
+            f'<span class="bar" style="width:{fill:.2f}rem"></span>'
+            f'<span class="bar" style="width:{half:.2f}rem;background:{COLOURS["partial"]}"></span>'
+            f'<span class="bar rest" style="width:{width - fill - half:.2f}rem"></span> {passed}/{judged}{extra}</td>')
+
+
+def _engine_cards(doc: dict[str, Any], a: Analysis) -> list[str]:
+    """One card per reader: pass rate per format and per spec area, its known findings."""
+    by_reader: dict[str, list[dict[str, Any]]] = {}
+    for r in doc.get("results", []):
+        by_reader.setdefault(r["reader"], []).append(r)
+    versions = {e["name"]: e.get("version", "") for e in doc.get("engines", [])}
+    out = ['<h2 id="cards">Engine cards</h2><p>Per reader: passes out of the cells with a verdict (skipped and '
+           "unsupported cells judge nothing and are left out; partial checks, light green, are not passes), per "
+           "format and per spec area of the cases' rules; then its known findings.</p>", '<div class="cards">']
+    for reader in a.readers:
+        cells = by_reader.get(reader, [])
+        passed, _, judged = _judged([r["status"] for r in cells])
+        pct = _pct(passed, judged) if judged else "-"
+        out.append(f'<div class="card"><h3>{escape(reader)} <span class="ver">{escape(str(versions.get(reader, "")))}</span></h3>'
+                   f"<div>{pct} of {judged} judged cells pass; "
+                   + ", ".join(f"{a.counts.get(reader, {}).get(s, 0)} {s}" for s in STATUSES if s != "pass"
+                               and a.counts.get(reader, {}).get(s, 0)) + "</div>")
+        formats: dict[str, list[str]] = {}
+        areas: dict[tuple[str, str], list[str]] = {}
+        for r in cells:
+            formats.setdefault(r.get("format", "?"), []).append(r["status"])
+            for area in dict.fromkeys(_area(x) for x in r.get("rules") or ()):
+                areas.setdefault((r.get("format", "?"), area), []).append(r["status"])
+        out.append("<table><tr><th>format / area</th><th>passes</th></tr>")
+        for fmt in sorted(formats):
+            out.append(f"<tr><td><b>{escape(fmt)}</b></td>{_rate_cell(*_judged(formats[fmt]))}</tr>")
+            for (f, area), sts in sorted(areas.items()):
+                if f == fmt and _judged(sts)[2]:
+                    out.append(f"<tr><td>&nbsp;&nbsp;{escape(area)}</td>{_rate_cell(*_judged(sts))}</tr>")
+        out.append("</table>")
+        mine = [e for e in a.explanations if reader in e.engines and e.info.get("source") == "registry"]
+        if mine:
+            out.append("<div>Known findings:</div><ul>" + "".join(
+                f'<li><a href="#known">[{e.number}]</a> {escape(str(e.info.get("id", "")))} '
+                f"({sum(1 for _, rd in e.cells if rd == reader)} cell(s))</li>" for e in mine) + "</ul>")
+        new = sum(1 for _, rd in a.unexplained if rd == reader)
+        if new:
+            out.append(f'<div><a href="#unexplained"><b>{new} unexplained cell(s)</b></a></div>')
+        out.append("</div>")
+    out.append("</div>")
+    return out
 
 
 def _status_cell(r: dict[str, Any] | None, a: Analysis | None = None) -> str:
@@ -99,14 +185,21 @@ def render_html(doc: dict[str, Any], analysis: Analysis | None = None) -> str:
             + "".join(f'<td class="num">{c.get(s, 0)}</td>' for s in STATUSES) + "</tr>"
         )
     parts.append("</table>")
+    parts.extend(_engine_cards(doc, a))
 
     if a.multi_writer:
         parts.append("<h2>Writers x readers</h2><p>Cells passed / cells, per writer (the engine that built the "
-                     "tables) and reader.</p><table><tr><th>writer \\ reader</th>"
+                     "tables) and reader; the colour runs from red to green with the share of judged cells (skipped and "
+                     "unsupported ones left out) that pass.</p><table><tr><th>writer \\ reader</th>"
                      + "".join(f"<th>{escape(r)}</th>" for r in a.readers) + "</tr>")
         for w in a.writers:
-            parts.append(f"<tr><td>{escape(w)}</td>"
-                         + "".join(f'<td class="num">{escape(a.pair_text(w, r))}</td>' for r in a.readers) + "</tr>")
+            row = []
+            for r in a.readers:
+                counts = a.pairs.get((w, r), {})
+                passed, _, judged = _judged([s for s, n in counts.items() for _ in range(n)])
+                row.append(f'<td class="num" style="background:{pass_rate_colour(passed, judged)}">'
+                           f"{escape(a.pair_text(w, r))}</td>")
+            parts.append(f"<tr><td>{escape(w)}</td>" + "".join(row) + "</tr>")
         parts.append("</table>")
 
     parts.append('<h2 id="unexplained">Unexplained non-passes</h2>')

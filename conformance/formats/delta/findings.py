@@ -66,6 +66,28 @@ FINDINGS: tuple[Finding, ...] = (
         versions=_seen("deltalake-datafusion", "duckdb", "polars"),
     ),
     Finding(
+        id="follows-a-relative-path-out-of-the-root",
+        engines=("duckdb", "daft"),
+        cases=("delta/neg-path-escapes-root",),
+        status="error",
+        stores=_S3_STORES,
+        cause=(
+            "The add path '../outside-the-table.parquet' is followed, not refused: DuckDB and Daft send a GET for "
+            "'<table>/../outside-the-table.parquet' to the object store, which rejects the request itself "
+            "(MinIO: DuckDB 'HTTP 403 SignatureDoesNotMatch', Daft 'XMinioInvalidResourceName'). The failure "
+            "is the store's, so it is no verdict on the table; on local disk the same engines find no file there."
+        ),
+        spec=(
+            "The spec supports the reference: data files live in the table root or its subdirectories ('Data "
+            "files ... in the root directory of the table or in any nontrivial subdirectory'), so a relative path "
+            "that climbs out of the root names no data file of the table and the table is invalid."
+        ),
+        rules=("DELTA-LOG-002", "DELTA-ACTION-017"),
+        section="Data Files; Add File and Remove File",
+        upstream="engine bug",
+        versions=_seen("duckdb", "daft"),
+    ),
+    Finding(
         id="spark-fails-decoding-a-bad-protocol",
         engines=("spark",),
         cases=("delta/neg-reader-version-4", "delta/neg-reader3-writer5"),

@@ -7,6 +7,7 @@ import pytest
 
 from conformance.engines.spark import engine, lines, session
 from conformance.engines.spark.adapter import SparkEngine, runtime_label
+from conformance.engines.errors import EngineError
 from conformance.engines.spark.errors import translate
 from conformance.engines.spark.s3 import bucket_conf
 from conformance.engines.spark.sql import spark_path, sql_type
@@ -15,7 +16,7 @@ from conformance.formats.delta.steps import protocol_properties
 from conformance.formats.iceberg.drivers import spark as iceberg_spark
 from conformance.model import Create, Raw, TableRef
 from conformance.storage.s3_options import config_from_options
-from reference_impl.errors import InvalidTable, LakeconfError, Unsupported
+from reference_impl.errors import InvalidTable, Unsupported
 from reference_impl.storage import S3Config
 
 
@@ -176,7 +177,8 @@ def test_translate_error_kinds():
     assert isinstance(delta_spark.translate(Fake("x", "DELTA_UNSUPPORTED_FEATURES_FOR_READ"), "t"), Unsupported)
     assert isinstance(delta_spark.translate(Fake("x", "DELTA_VERSIONS_NOT_CONTIGUOUS"), "t"), InvalidTable)
     other = delta_spark.translate(Fake("boom\n\tat org.Foo", "SOMETHING"), "t")
-    assert type(other) is LakeconfError and "boom" in str(other) and "org.Foo" not in str(other)
+    assert type(other) is EngineError and other.kind == "error"  # no verdict on the table
+    assert "boom" in str(other) and "org.Foo" not in str(other)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -258,7 +260,7 @@ def test_translate_iceberg_errors():
     assert kind("Spark does not support time fields", cls=UnsupportedOperationException) == "Unsupported"
     assert kind("org.apache.iceberg.exceptions.NotFoundException: File does not exist") == "InvalidTable"
     assert kind("java.lang.IllegalArgumentException: bad", reading=True) == "InvalidTable"
-    assert kind("java.lang.IllegalArgumentException: bad") == "LakeconfError"  # a writer refusing stays an error
+    assert kind("java.lang.IllegalArgumentException: bad") == "EngineError"  # a writer refusing stays an error
     wrapped = iceberg_spark.translate(JavaError("o1.load.\n: org.SparkException: [INTERNAL_ERROR] x\n\tat a.b\n"
                                                 "Caused by: java.lang.NullPointerException: literal from null\n\tat c.d"),
                                       "t", reading=True)

@@ -16,7 +16,7 @@ from reference_impl.delta.protocol import (
     is_supported_widening,
     protocol_for_features,
 )
-from reference_impl.errors import InvalidTable, Unsupported
+from reference_impl.errors import InvalidTable, LakeconfError, Unsupported
 
 from . import metadata, protocol
 
@@ -37,16 +37,24 @@ def test_unknown_or_unimplemented_reader_feature_is_named(feature):
 
 
 @pytest.mark.rule("DELTA-FEATURE-004", "DELTA-VACUUM-003", "DELTA-FEATURE-013")
+def readable(p) -> None:
+    """check_readable accepts ``p`` (it raises Unsupported or InvalidTable for what it refuses)."""
+    try:
+        check_readable(p)
+    except LakeconfError as exc:
+        pytest.fail(f"refused a readable protocol: {exc}")
+
+
 def test_supported_reader_features_and_legacy_versions_are_readable():
-    check_readable(protocol(3, 7, rf=["columnMapping", "deletionVectors", "timestampNtz", "v2Checkpoint",
+    readable(protocol(3, 7, rf=["columnMapping", "deletionVectors", "timestampNtz", "v2Checkpoint",
                                       "vacuumProtocolCheck", "typeWidening", "variantType"],
                             wf=["columnMapping", "deletionVectors", "timestampNtz", "v2Checkpoint",
                                 "vacuumProtocolCheck", "typeWidening", "variantType", "rowTracking",
                                 "domainMetadata", "inCommitTimestamp"]))
-    check_readable(protocol(1, 2))
-    check_readable(protocol(2, 5))
+    readable(protocol(1, 2))
+    readable(protocol(2, 5))
     # Writer-only features never stop a reader.
-    check_readable(protocol(1, 7, wf=["someFutureWriterFeature"]))
+    readable(protocol(1, 7, wf=["someFutureWriterFeature"]))
 
 
 @pytest.mark.rule("DELTA-FEATURE-002", "DELTA-FEATURE-003")

@@ -77,6 +77,21 @@ def test_html_matrix_is_coloured_escaped_and_has_details(results_doc):
     assert "Findings" in html and "the spec supports reference" in html
 
 
+def test_html_has_a_card_per_engine_with_rates_by_format_and_area(results_doc):
+    from conformance.report.html import pass_rate_colour
+
+    results_doc["results"][1]["finding"] = {"source": "registry", "id": "alpha-drops-a-row", "kind": "engine bug",
+                                            "cause": "c", "spec": "s", "rules": []}
+    html = render_html(results_doc)
+    assert html.count('<div class="card">') == 3  # reference, alpha, beta
+    card = html.split('<div class="card"><h3>alpha')[1].split('<div class="card">')[0]
+    # alpha has 5 cells, 4 judged (dv is unsupported), 1 pass; all its cases carry DELTA-LOG-001
+    assert "25.0% of 4 judged cells pass" in card
+    assert "1/4</td>" in card and ">&nbsp;&nbsp;LOG<" in card
+    assert "alpha-drops-a-row" in card and "3 unexplained cell(s)" in card
+    assert pass_rate_colour(0, 4) == "hsl(0, 55%, 82%)" and pass_rate_colour(4, 4) == "hsl(120, 55%, 82%)"
+
+
 def test_report_is_a_pure_function(results_doc):
     assert render_html(results_doc) == render_html(json.loads(json.dumps(results_doc)))
     assert render_markdown(results_doc) == render_markdown(json.loads(json.dumps(results_doc)))

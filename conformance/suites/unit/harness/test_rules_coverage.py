@@ -6,6 +6,7 @@ import pytest
 
 from conformance.coverage import Sources, collect_test_rules, compute, render_text
 from conformance.rules import all_rules, format_of, load_rules, parse_catalog
+from conformance.suites.plugin import asserts, rule_ids
 
 
 @pytest.mark.parametrize("fmt, count, must", [("delta", 320, 257), ("iceberg", 392, 327), ("paimon", 188, 171), ("hudi", 211, 196)])
@@ -38,8 +39,38 @@ def test_parse_catalog_handles_headers_pipes_and_appendices():
 
 
 @pytest.mark.rule("DELTA-LOG-001", "DELTA-LOG-004")
-def test_marked_for_collection():
-    """Carries two rule ids; the collection test below must find them."""
+def test_marked_for_collection(request):
+    """Carries two rule ids for the collection test below (both are covered by tens of other tests,
+    so they add nothing to coverage); checks that the marker hands them over in order."""
+    assert rule_ids(request.node) == ["DELTA-LOG-001", "DELTA-LOG-004"]
+
+
+def test_every_rule_tagged_test_can_fail(request):
+    """A test that carries rule ids checks something (an assert, pytest.raises/fail, or a project
+    helper that does): coverage counts a rule only through a test that can fail on it."""
+    idle = [item.nodeid for item in request.session.items
+            if rule_ids(item) and hasattr(item, "function") and not asserts(item.function)]
+    assert not idle, f"{len(idle)} test(s) carry rule ids but check nothing: {idle[:10]}"
+
+
+def _idle_test():
+    x = 1 + 1  # runs code, checks nothing
+    return x
+
+
+def _checking_helper(v):
+    if v != 2:
+        raise AssertionError(v)
+
+
+def _checking_test():
+    _checking_helper(1 + 1)
+
+
+def test_asserts_tells_checking_tests_from_idle_ones():
+    assert not asserts(_idle_test)
+    assert asserts(_checking_test)  # through a project helper that raises AssertionError
+    assert asserts(test_marked_for_collection)
 
 
 def test_plugin_collects_rule_ids():
