@@ -306,6 +306,74 @@ def _write_junit(doc: dict, path: str) -> str:
         raise CliError("cannot write", f"{path}: {exc.strerror or exc}", "choose a writable --junit-xml path") from None
 
 
+def cmd_findings_verify(args: argparse.Namespace) -> int:
+    """Replay every registry entry's own cells (or judge a results.json) and say which still hold."""
+    from conformance.findings import verify as V
+    from conformance.report import ResultsError, load_results
+
+    ids = [x.strip() for x in args.ids.split(",") if x.strip()] if args.ids else None
+    try:
+        findings = V.select(ids, args.format)
+    except KeyError as exc:
+        raise CliError("usage error", str(exc.args[0]), "list the ids in conformance/formats/<format>/findings.py") from None
+    if args.results:
+        try:
+            doc = load_results(args.results)
+        except ResultsError as exc:
+            raise CliError("unreadable", str(exc), "pass the results.json a `lakeconf run` wrote") from None
+    else:
+        doc = _verification_run(args, findings, V)
+    entries = {e["name"]: e for e in doc.get("engines", [])}
+    verdicts = V.judge(findings, doc["results"], doc.get("store", "local"), entries)
+    print(V.render(verdicts))
+    return EXIT_OK if all(v.ok for v in verdicts) else EXIT_FINDINGS
+
+
+def cmd_findings_export(args: argparse.Namespace) -> int:
+    """A self-contained folder per engine-bug finding: the table, a public-API script, the spec clause."""
+    from conformance.engines.registry import load_engines
+    from conformance.findings import verify as V
+    from conformance.findings.export import export
+    from conformance.runner import load_cases
+
+    ids = [x.strip() for x in args.ids.split(",") if x.strip()] if args.ids else None
+    try:
+        findings = V.select(ids, args.format)
+    except KeyError as exc:
+        raise CliError("usage error", str(exc.args[0]), "list the ids in conformance/formats/<format>/findings.py") from None
+    # the adapters only write snippets here: no engine is started (Spark needs no JVM for it)
+    engines = {e.name: e for e in load_engines(None, include_opt_in=True) if e.available() is None}
+    out = os.path.abspath(args.dir)
+    done = export(findings, out, engines, load_cases(args.format))
+    for d in done:
+        if d.folder is None:
+            print(f"{d.finding}: {d.note}")
+    print(f"findings export: {sum(1 for d in done if d.folder)} folder(s) under {out}, "
+          f"{sum(1 for d in done if d.folder is None)} entr(ies) not exported (reasons above)")
+    return EXIT_OK
+
+
+def _verification_run(args: argparse.Namespace, findings: list, V) -> dict:
+    from conformance.engines.registry import load_engines
+    from conformance.report import write_results
+    from conformance.runner import load_cases, run
+
+    engines = load_engines(None)
+    patterns, wanted = V.selection(findings, args.store, [e.name for e in engines])
+    cases = load_cases(None, ",".join(patterns)) if patterns else []
+    if not cases:
+        return {"store": args.store, "results": [], "engines": []}
+    out = os.path.abspath(args.out)
+    store = _open_run_store(args.store, out)
+    try:
+        outcome = run(cases, [e for e in engines if e.name in wanted], store=store, progress=not args.quiet,
+                      isolate=True, timeout=args.timeout)
+    finally:
+        store.close()
+    print(f"wrote {write_results(outcome.document, out)}")
+    return outcome.document
+
+
 def cmd_cases(args: argparse.Namespace) -> int:
     from conformance.runner import load_cases
 
@@ -448,6 +516,26 @@ def build_parser() -> argparse.ArgumentParser:
                     help="table version (default: latest); per format: " + "; ".join(f"{n}: {v}" for n, v in _version_docs().items()))
     rd.add_argument("--out", required=True, metavar="FILE.parquet", help="output file (.arrow/.feather/.ipc: Arrow IPC)")
     rd.set_defaults(func=cmd_read)
+
+    fd = sub.add_parser("findings", help="the findings registry: verify that every entry still reproduces")
+    fsub = fd.add_subparsers(dest="findings_cmd", required=True)
+    fv = fsub.add_parser("verify", help="run each entry's own cells (its cases, engines, writers, on --store) and "
+                                        "fail on an entry that no longer reproduces or no longer explains its cells")
+    fv.add_argument("--format", help=f"only this format's entries ({', '.join(_format_names())})")
+    fv.add_argument("--ids", help="comma-separated finding ids")
+    fv.add_argument("--store", choices=("local", "minio", "s3"), default="local",
+                    help="where to build the tables (entries for other stores are reported unreachable)")
+    fv.add_argument("--results", metavar="FILE", help="judge this results.json instead of running the cells")
+    fv.add_argument("--out", default="findings-out", help="where the verification run writes results.json")
+    fv.add_argument("--timeout", type=float, default=None, help="per-cell time limit for an isolated engine")
+    fv.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
+    fv.set_defaults(func=cmd_findings_verify)
+    fe = fsub.add_parser("export", help="a self-contained folder per engine-bug finding (table, expected rows, a "
+                                        "script using only the engine's public API, the spec clause) to file upstream")
+    fe.add_argument("dir", help="output directory (one folder per finding)")
+    fe.add_argument("--format", help=f"only this format's entries ({', '.join(_format_names())})")
+    fe.add_argument("--ids", help="comma-separated finding ids")
+    fe.set_defaults(func=cmd_findings_export)
 
     c = sub.add_parser("coverage", help="per format, how many catalogued rules have an executable check")
     c.add_argument("--json", action="store_true")

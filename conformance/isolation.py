@@ -434,6 +434,9 @@ class RemoteEngine(Engine):
     def write(self, table, steps) -> None:
         self._w().call("write", table, list(steps))
 
+    def reproduction(self, table, at=None):
+        return self._w().call("reproduction", table, at)
+
     def log_mark(self) -> Any:
         return self._w().call("log_mark") if self._worker is not None else None
 

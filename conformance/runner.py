@@ -38,6 +38,7 @@ import shutil
 import sys
 import threading
 import time
+import weakref
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping, Sequence, TextIO
 
@@ -233,13 +234,37 @@ def capability_gap(case: Case, expected: Expected, reader: Engine) -> str | None
     return _short(f"needs {', '.join(missing)} ({reasons})")
 
 
+_VERSIONS: "weakref.WeakKeyDictionary[Engine, str]" = weakref.WeakKeyDictionary()
+
+
+def _version_of(engine: Engine) -> str:
+    """``engine.version()``, asked once per engine object (a command engine runs a process for it)."""
+    try:
+        return _VERSIONS[engine]
+    except (KeyError, TypeError):
+        pass
+    try:
+        version = engine.version()
+    except Exception as exc:  # noqa: BLE001 - an unknown version matches no finding
+        version = f"unknown ({type(exc).__name__})"
+    try:
+        _VERSIONS[engine] = version
+    except TypeError:  # an engine that cannot be weakly referenced is asked every time
+        pass
+    return version
+
+
 def explain_cell(
-    case: Case, expected: Expected, reader: Engine, status: str, writer: str = "reference", store: str = "local"
+    case: Case, expected: Expected, reader: Engine, status: str, writer: str = "reference", store: str = "local",
+    text: str = "",
 ) -> dict[str, Any] | None:
-    """The explanation attached to a non-pass cell: a registered finding, else a declared capability gap."""
+    """The explanation attached to a non-pass cell: a registered finding whose pattern matches the
+    cell's ``text`` (message and diff) and that was seen with this version of the reader, else a
+    declared capability gap."""
     if status not in FINDING_STATUSES:
         return None
-    finding = explain(case.id, reader.name, status, writer=writer, store=store)
+    finding = explain(case.id, reader.name, status, writer=writer, store=store, text=text,
+                      engine_version=_version_of(reader))
     if finding is not None:
         return finding.to_dict()
     if status == "unsupported":
@@ -277,7 +302,7 @@ def check_cell(case: Case, expected: Expected, reader: Engine, table: TableRef) 
         if kind not in REFUSALS and kind != "internal":
             kind = None  # not translated into the kit's kinds, or plain "error": no verdict on the table
         if kind is not None and kind in (expected.error, expected.error_allowed):
-            said = "raised as expected" if kind == expected.error else "refused, which the spec allows"
+            said = REFUSED_AS_EXPECTED[0] if kind == expected.error else REFUSED_AS_EXPECTED[1]
             return "pass", _short(f"{said}: {describe_exception(exc)}"), ""
         if expected.error is not None:
             if kind in REFUSALS:
@@ -569,7 +594,8 @@ def run(
             emit(order, case, _result(
                 case, writer.name, reader.name, exp, status, message, diff=diff, seconds=seconds,
                 build_seconds=build_seconds,
-                finding=explain_cell(case, exp, reader, status, writer=writer.name, store=store.name),
+                finding=explain_cell(case, exp, reader, status, writer=writer.name, store=store.name,
+                                     text=f"{message}\n{diff}"),
                 engine_log=_log_since(reader, mark) if status in ("fail", "error") else None,
             ))
 
@@ -591,7 +617,8 @@ def run(
                     if status == "unsupported":
                         why = not_built_explanation(message)
                     else:  # a writer-side finding may explain a build error (every reader's cell)
-                        why = explain_cell(case, exp, reader, status, writer=writer.name, store=store.name)
+                        why = explain_cell(case, exp, reader, status, writer=writer.name, store=store.name,
+                                           text=message)
                     emit(order, case, _result(case, writer.name, reader.name, exp, status, message, seconds=0.0,
                                               finding=why, engine_log=build_log))
 
@@ -685,6 +712,19 @@ def _log_since(engine: Engine, mark: Any) -> str | None:
     return (text if len(text) <= _LOG_MAX else "..." + text[-_LOG_MAX:]) or None
 
 
+REFUSED_AS_EXPECTED = ("raised as expected", "refused, which the spec allows")
+
+
+def checked(exp: Expected, status: str, message: str = "") -> list[str]:
+    """What a passing (or partial) cell verified: the refusal, the rows, the table's metadata."""
+    if message.startswith(REFUSED_AS_EXPECTED):
+        return ["refusal"]
+    out = ["rows"] if exp.rows is not None else []
+    if exp.metadata and status == "pass":
+        out.append("metadata")
+    return out
+
+
 def _result(
     case: Case,
     writer: str,
@@ -713,6 +753,8 @@ def _result(
         extras["expected_error"] = exp.error
     if build_seconds is not None:
         extras["build_seconds"] = round(build_seconds, 4)
+    if status in ("pass", "partial"):
+        extras["checked"] = checked(exp, status, message)
     if finding is not None:
         # The explanation travels with the cell so `lakeconf report` re-renders without the registry.
         extras["finding"] = dict(finding)

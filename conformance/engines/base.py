@@ -115,6 +115,13 @@ class Engine(ABC):
         the keys of the corpus' ``Expected.metadata``); the harness checks only keys both sides have."""
         return None
 
+    def reproduction(self, table: TableRef, at: int | None = None) -> str | None:
+        """Python source defining ``read()``, which reads ``table`` at version ``at`` with this
+        engine's public API only and returns a ``pyarrow.Table`` (``lakeconf findings export``
+        puts it in a script a maintainer runs without the kit); the table directory is the
+        script's ``TABLE``. ``None`` when the engine has no such snippet."""
+        return None
+
     def start(self) -> None:
         """Pay one-time start-up costs (a JVM, a session) before the first cell; the harness times it."""
 
@@ -188,6 +195,14 @@ class MultiFormatEngine(Engine):
             self._drivers = found
         return self._drivers
 
+    def library_versions(self) -> str:
+        """`` (lib 1.2.3, ...)`` for the libraries the usable drivers read through (their ``LIBRARIES``):
+        an engine that plans through another library behaves as that library's version does."""
+        from conformance.engines._common import package_version
+
+        libs = sorted({lib for d in self.drivers().values() for lib in getattr(d, "LIBRARIES", ())})
+        return f" ({', '.join(f'{lib} {package_version(lib)}' for lib in libs)})" if libs else ""
+
     def driver_problems(self) -> dict[str, str]:
         """format -> why this engine does not offer it here (missing extension, package, ...)."""
         self.drivers()
@@ -253,6 +268,10 @@ class MultiFormatEngine(Engine):
             return None
         with refusals(self.errors_of(driver), table.uri):
             return driver.describe(self, table, at=at, timestamp=timestamp, ref=ref)
+
+    def reproduction(self, table: TableRef, at: int | None = None) -> str | None:
+        driver = self.driver(table.format)
+        return driver.reproduce(self, table, at) if hasattr(driver, "reproduce") else None
 
     def write(self, table: TableRef, steps: Sequence[Step]) -> None:
         from reference_impl.errors import Unsupported

@@ -14,7 +14,7 @@ class DaftEngine(MultiFormatEngine):
     name = "daft"
 
     def version(self) -> str:
-        return package_version("daft")
+        return package_version("daft") + self.library_versions()
 
     def available(self) -> str | None:
         return missing_module("daft", "daft") or super().available()

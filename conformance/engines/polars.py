@@ -12,7 +12,7 @@ class PolarsEngine(MultiFormatEngine):
     name = "polars"
 
     def version(self) -> str:
-        return package_version("polars")
+        return package_version("polars") + self.library_versions()
 
     def available(self) -> str | None:
         return missing_module("polars", "polars") or super().available()

@@ -21,6 +21,7 @@ bug, never an explained finding.
 from __future__ import annotations
 
 import fnmatch
+import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Iterable, Literal, Mapping
@@ -28,6 +29,7 @@ from typing import Any, Iterable, Literal, Mapping
 FindingStatus = Literal["fail", "error", "unsupported"]
 Upstream = Literal["engine bug", "engine limitation", "spec ambiguity"]
 FINDING_STATUSES: tuple[str, ...] = ("fail", "error", "unsupported")
+_VERSION_NUMBER = re.compile(r"\d+(?:\.\d+)+", re.ASCII)
 UPSTREAM_KINDS: tuple[str, ...] = ("engine bug", "engine limitation", "spec ambiguity")
 
 
@@ -50,6 +52,23 @@ class Finding:
     writers: tuple[str, ...] = ("*",)
     # Which stores it shows on (``local``, ``minio``, ``s3``): some causes are object-store only.
     stores: tuple[str, ...] = ("*",)
+    # A regular expression the cell's message or diff must hold (re.search): the entry explains
+    # this cause only, so a new error on a case that already has an error finding is still new.
+    pattern: str = ""
+
+    def matches(self, text: str) -> bool:
+        """Whether a cell's message-and-diff text shows this cause."""
+        return bool(self.pattern) and re.search(self.pattern, text, re.S) is not None
+
+    def seen_with(self, engine: str, version: str) -> bool:
+        """Whether ``engine`` at ``version`` (its ``version()``) is what this entry was seen with: every
+        version number recorded for it appears in the version string. A newer engine makes the entry
+        stale, not silently true."""
+        recorded = self.versions.get(engine)
+        if recorded is None:
+            return self.engines == ("*",)  # a writer-side cause holds for every reader
+        have = set(_VERSION_NUMBER.findall(version))
+        return all(v in have for v in _VERSION_NUMBER.findall(recorded))
 
     @property
     def side(self) -> str:
@@ -93,6 +112,23 @@ def all_findings() -> tuple[Finding, ...]:
     return tuple(out)
 
 
+def finding(finding_id: str) -> Finding:
+    """The registry entry with this id (KeyError naming the id when there is none)."""
+    for f in all_findings():
+        if f.id == finding_id:
+            return f
+    raise KeyError(f"no finding {finding_id!r} in the registry")
+
+
+def deviation_reason(finding_id: str, engine: str) -> str:
+    """The xfail reason of a suite's known deviation: the registry entry's cause, which must be
+    about ``engine`` (suites keep no findings of their own)."""
+    f = finding(finding_id)
+    if engine not in f.engines:
+        raise KeyError(f"finding {finding_id!r} is not about {engine}")
+    return f"finding {f.id}: {f.cause}"
+
+
 @lru_cache(maxsize=None)
 def _by_engine() -> dict[str, tuple[Finding, ...]]:
     out: dict[str, list[Finding]] = {}
@@ -117,12 +153,21 @@ def findings_for(
 
 def explain(
     case_id: str, engine: str, status: str, registry: Iterable[Finding] | None = None, *, writer: str = "reference",
-    store: str = "local",
+    store: str = "local", text: str | None = None, engine_version: str | None = None,
 ) -> Finding | None:
-    """The finding that explains ``engine``'s ``status`` on ``case_id`` (built by ``writer``, on ``store``), or None."""
+    """The finding that explains ``engine``'s ``status`` on ``case_id`` (built by ``writer``, on ``store``), or None.
+
+    With ``text`` (the cell's message and diff) the entry's pattern must match it; with
+    ``engine_version`` the entry must have been seen with that version of the engine.
+    """
     for f in findings_for(case_id, engine, registry, writer=writer, store=store):
-        if f.status == status:
-            return f
+        if f.status != status:
+            continue
+        if text is not None and not f.matches(text):
+            continue
+        if engine_version is not None and not f.seen_with(engine, engine_version):
+            continue
+        return f
     return None
 
 

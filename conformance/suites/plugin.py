@@ -26,10 +26,35 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="FILE",
         help="after collection, write the rule ids each collected test carries to FILE (JSON)",
     )
+    group.addoption(
+        "--lakeconf-engines",
+        action="store",
+        default=None,
+        metavar="A,B",
+        help="the readers the cross-engine suite checks (default: every built-in engine but Spark); a vendor "
+             "names its own engine here (an entry point, or a command given with --lakeconf-engine-cmd)",
+    )
+    group.addoption(
+        "--lakeconf-engine-cmd",
+        action="append",
+        default=[],
+        metavar="NAME=COMMAND",
+        help="a command-contract engine for the suites (repeatable; conformance/engines/VENDORS.md)",
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    import os
+
     config.addinivalue_line("markers", f"{MARKER}(*ids): the spec rule ids (see conformance/rules/) this test exercises")
+    # The suites read their engines from the environment, so that worker processes see them too.
+    engines = config.getoption("--lakeconf-engines", default=None)
+    if engines:
+        os.environ["LAKECONF_ENGINES"] = engines
+    commands = config.getoption("--lakeconf-engine-cmd", default=[]) or []
+    if commands:
+        known = [c for c in os.environ.get("LAKECONF_ENGINE_CMDS", "").split(";") if c.strip()]
+        os.environ["LAKECONF_ENGINE_CMDS"] = ";".join(known + list(commands))
 
 
 def rule_ids(item: pytest.Item) -> list[str]:

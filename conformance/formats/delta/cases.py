@@ -526,6 +526,20 @@ case(
     expected=[Expected(rows=rows(NM, *NM_ROWS))],
 )
 
+# A map whose values may be null while the value struct's own field is required: a null value
+# must not make the required field "null" (found by the property suite in delta-rs's DataFusion path).
+_REQUIRED_INNER = pa.struct([pa.field("a", pa.struct([pa.field("a", pa.string(), nullable=False)]), nullable=False)])
+NMR = pa.schema([("id", pa.int32()), ("m", pa.map_(pa.string(), pa.field("value", _REQUIRED_INNER, nullable=True)))])
+NMR_ROWS = [(1, [("k", {"a": {"a": "x"}}), ("n", None)]), (2, []), (3, [("z", None)])]
+case(
+    "nested-map-null-value-required-fields",
+    "Map values that are null, of a struct type whose nested field is required (valueContainsNull true, "
+    "the field's nullable false).",
+    rules=("DELTA-SCHEMA-004", "DELTA-SCHEMA-002"),
+    steps=[Create(schema=NMR), Append(rows=rows(NMR, *NMR_ROWS))],
+    expected=[Expected(rows=rows(NMR, *NMR_ROWS))],
+)
+
 NC = pa.schema(
     [
         ("id", pa.int32()),

@@ -50,6 +50,7 @@ FINDINGS: tuple[Finding, ...] = (
         engines=("deltalake-datafusion", "duckdb", "polars"),
         cases=("delta/neg-dv-unknown-storage-type",),
         status="error",
+        pattern=r"Internal error Unsupported deletion vector format option",
         cause=(
             "delta-kernel-rs refuses the deletion vector with storageType 'x' as 'Internal error Unsupported "
             "deletion vector format option: x. This is a kernel bug, please report.': it names the failure its "
@@ -70,6 +71,7 @@ FINDINGS: tuple[Finding, ...] = (
         engines=("duckdb", "daft"),
         cases=("delta/neg-path-escapes-root",),
         status="error",
+        pattern=r"SignatureDoesNotMatch|XMinioInvalidResourceName",
         stores=_S3_STORES,
         cause=(
             "The add path '../outside-the-table.parquet' is followed, not refused: DuckDB and Daft send a GET for "
@@ -92,6 +94,7 @@ FINDINGS: tuple[Finding, ...] = (
         engines=("spark",),
         cases=("delta/neg-reader-version-4", "delta/neg-reader3-writer5"),
         status="error",
+        pattern=r"EXPRESSION_DECODING_FAILED\] Failed to decode a row to a value of the expressions",
         cause=(
             "delta-spark 4.4 fails to decode the protocol action of (4,2) and (3,5) tables: "
             "'[EXPRESSION_DECODING_FAILED] Failed to decode a row to a value of the expressions', without "
@@ -112,6 +115,7 @@ FINDINGS: tuple[Finding, ...] = (
         engines=("spark-3.5",),
         cases=("delta/neg-reader-version-4",),
         status="fail",
+        pattern=r"Mismatched minReaderVersion and readerFeatures",
         cause=(
             "delta-spark 3.3 refuses protocol (4,2) with 'requirement failed: Mismatched minReaderVersion and "
             "readerFeatures', a verdict that the protocol is malformed, where the table is merely newer than "
@@ -132,6 +136,7 @@ FINDINGS: tuple[Finding, ...] = (
         engines=("spark", "spark-3.5", "daft"),
         cases=("delta/neg-column-mapping-unknown-mode",),
         status="fail",
+        pattern=r"raised unsupported, expected invalid_table",
         cause=(
             "delta.columnMapping.mode='bogus' is refused as a mode the engine does not support (delta-spark: "
             "'The column mapping mode `bogus` is not supported for this Delta version. Please upgrade'; Daft: "
@@ -153,6 +158,7 @@ FINDINGS: tuple[Finding, ...] = (
         engines=("deltalake", "deltalake-datafusion", "duckdb", "polars", "daft"),
         cases=("delta/checkpoint-multipart-incomplete-hinted",),
         status="error",
+        pattern=r"Had a _last_checkpoint hint but didn't find any checkpoints",
         cause=(
             "delta-kernel-rs (under delta-rs, and bundled in DuckDB's delta extension) follows _last_checkpoint "
             "to the v3 multi-part checkpoint, finds part 2 of 3 missing and raises 'Had a _last_checkpoint hint "
@@ -173,6 +179,7 @@ FINDINGS: tuple[Finding, ...] = (
         engines=("deltalake", "deltalake-datafusion", "duckdb", "polars", "daft"),
         cases=("delta/neg-two-metadata-in-commit",),
         status="fail",
+        pattern=r"silently .*a correct reader raises invalid_table",
         cause=(
             "delta-kernel-rs / delta-rs keep one of the two metaData actions of commit 0 and read the table "
             "without complaint (the pick is arbitrary: actions in a commit are unordered)."
@@ -192,6 +199,7 @@ FINDINGS: tuple[Finding, ...] = (
         engines=("daft",),
         cases=("delta/neg-malformed-json", "delta/neg-version-gap"),
         status="error",
+        pattern=r"Expected contiguous commit files|Json error: Truncated record",
         cause=(
             "daft.read_deltalake builds DeltaTable(uri) at the latest version and only then calls "
             "load_as_version, so a broken later commit (a truncated line, a version gap) makes an intact "
@@ -211,6 +219,7 @@ FINDINGS: tuple[Finding, ...] = (
         engines=("deltalake", "duckdb", "polars", "daft"),
         cases=("delta/absolute-paths",),
         status="error",
+        pattern=r"absolute-paths/(?:s3:|s3%3A|file:)|POLARS_VERBOSE",
         cause=(
             "The reader prefixes the table root to an add.path that is already an absolute URI "
             "(file:///<root>/part-…parquet) and looks for '<root>/file:/…', which does not exist "
@@ -231,6 +240,7 @@ FINDINGS: tuple[Finding, ...] = (
         engines=("deltalake", "deltalake-datafusion", "polars", "daft"),
         cases=("delta/time-travel-timestamp",),
         status="fail",
+        pattern=r"expected row\(s\) missing, 0 unexpected row\(s\) \(got 0 rows",
         cause=(
             "delta-rs resolves 'as of timestamp' from the commit files' modification times, not from "
             "commitInfo.inCommitTimestamp, so every 2024 timestamp precedes all file times and the read clamps "
@@ -251,6 +261,7 @@ FINDINGS: tuple[Finding, ...] = (
         engines=("polars",),
         cases=("delta/partition-dir-mismatch", "delta/partition-timestamp-forms"),
         status="fail",
+        pattern=r"expected row\(s\) missing",
         cause=(
             "polars scans the data files with hive_partitioning and takes partition values from the col=value "
             "directory names (p=zzz; the un-rounded timestamp in the path) instead of add.partitionValues."
@@ -270,6 +281,7 @@ FINDINGS: tuple[Finding, ...] = (
         engines=("polars",),
         cases=("delta/multi-partitioned",),
         status="error",
+        pattern=r"unsupported data type when reading CSV",
         cause=(
             "polars parses the binary partition column from the hive directory name with its CSV value parser, "
             "which has no binary type ('unsupported data type when reading CSV: binary')."
@@ -288,6 +300,7 @@ FINDINGS: tuple[Finding, ...] = (
         engines=("deltalake",),
         cases=("delta/multi-partitioned-typed",),
         status="error",
+        pattern=r"The string '0\.\-50' is not a valid decimal128 number",
         cause=(
             "delta-rs's pyarrow path renders the decimal(10,2) partition value -0.50 as the string '0.-50' when "
             "it builds the partition column, and pyarrow rejects it (the DataFusion path reads it)."
@@ -309,6 +322,7 @@ FINDINGS: tuple[Finding, ...] = (
         engines=("deltalake-datafusion",),
         cases=("delta/partition-empty-string-is-null",),
         status="fail",
+        pattern=r"\+ \('', \d+\)",
         cause=(
             "delta-rs's DataFusion scan returns '' for a string partition column whose partitionValues entry is "
             "the empty string (the pyarrow path returns null)."
@@ -321,6 +335,48 @@ FINDINGS: tuple[Finding, ...] = (
         upstream="engine bug",
         versions=_seen("deltalake-datafusion"),
     ),
+    Finding(
+        id="datafusion-null-map-value-with-required-fields",
+        engines=("deltalake-datafusion",),
+        cases=("delta/nested-map-null-value-required-fields",),
+        status="error",
+        pattern=r"Found unmasked nulls for non-nullable StructArray field",
+        cause=(
+            "delta-rs's DataFusion scan fails on a map whose value is null when the value's struct type has a "
+            "required struct field: 'Failed to convert into Arrow schema: Invalid argument error: Found unmasked "
+            "nulls for non-nullable StructArray field'. The pyarrow path reads the same file. Found by the "
+            "property suite (random nested schemas over the full value range)."
+        ),
+        spec=(
+            "The spec supports the reference: a map's valueContainsNull says whether values may be null, and a "
+            "field's nullable applies only where its parent value exists; a null value carries no required "
+            "field to fill."
+        ),
+        rules=("DELTA-SCHEMA-004", "DELTA-SCHEMA-002"),
+        section="Schema Serialization Format > Map Type; Struct Field",
+        upstream="engine bug",
+        versions=_seen("deltalake-datafusion"),
+    ),
+    Finding(
+        id="spark4-cannot-view-map-with-required-value-fields",
+        engines=("spark",),
+        cases=("delta/nested-map-null-value-required-fields",),
+        status="error",
+        pattern=r"Can't view array of type map<",
+        cause=(
+            "Spark 4.0.5 with delta-spark 4.4.0 fails to read a map whose values may be null but whose value "
+            "struct has required fields: 'Can't view array of type map<string, struct<a: struct<a: string not "
+            "null> not null>> as map<...>'. Spark 3.5.9 with delta-spark 3.3.2 reads the same table."
+        ),
+        spec=(
+            "The spec supports the reference: valueContainsNull allows null values, and a struct field's "
+            "nullable holds only inside a value that exists, so the table's rows are well defined."
+        ),
+        rules=("DELTA-SCHEMA-004", "DELTA-SCHEMA-002"),
+        section="Schema Serialization Format > Map Type; Struct Field",
+        upstream="engine bug",
+        versions=_seen("spark"),
+    ),
     # ---------------------------------------------------------------- column mapping and types
     Finding(
         id="duckdb-column-mapping-partition-null",
@@ -330,6 +386,7 @@ FINDINGS: tuple[Finding, ...] = (
             "delta/checkpoint-column-mapping-struct-stats",
         ),
         status="fail",
+        pattern=r"\n\+ \(.*, null\)(?:\n|$)|\n\+ \(\d+, null, ",
         cause=(
             "DuckDB's delta extension returns null for the partition column of a column-mapped table: it does "
             "not find add.partitionValues, which the log keys by the column's physical name."
@@ -348,6 +405,7 @@ FINDINGS: tuple[Finding, ...] = (
         engines=("deltalake-datafusion",),
         cases=("delta/neg-column-mapping-unknown-mode",),
         status="fail",
+        pattern=r"silently .*a correct reader raises invalid_table",
         cause=(
             "delta-rs's DataFusion path accepts delta.columnMapping.mode='bogus' on a columnMapping table and "
             "returns a row of nulls instead of refusing."
@@ -367,6 +425,7 @@ FINDINGS: tuple[Finding, ...] = (
         engines=("daft",),
         cases=("delta/column-mapping-mode-without-feature",),
         status="error",
+        pattern=r"carries no parquet field IDs",
         cause=(
             "daft applies delta.columnMapping.mode=name from the configuration of a (1,2) table without checking "
             "the protocol, builds a field-id mapping and refuses the data files, which carry no field ids."
@@ -385,6 +444,7 @@ FINDINGS: tuple[Finding, ...] = (
         engines=("duckdb",),
         cases=("delta/void-column",),
         status="error",
+        pattern=r"Unsupported Delta table type: 'void'",
         cause=(
             "The delta-kernel-rs bundled in DuckDB's delta extension does not know the void type and refuses the "
             "schema ('Unsupported Delta table type: void')."
@@ -408,6 +468,7 @@ FINDINGS: tuple[Finding, ...] = (
             "delta/multi-partitioned-typed",
         ),
         status="error",
+        pattern=r"%[0-9A-Fa-f]{2}[^ ]* not found",
         cause=(
             "On S3 (MinIO), polars uses add.path as an object key without percent-decoding it: for the file "
             "'p=a b/part-....parquet' (add.path 'p=a%20b/part-....parquet') it requests the key 'p=a%20b/...' and "
@@ -429,6 +490,7 @@ FINDINGS: tuple[Finding, ...] = (
         engines=("deltalake",),
         cases=("delta/all-primitive-types",),
         status="error",
+        pattern=r"Casting from timestamp\[ns\] to timestamp\[us, tz=UTC\] would lose data",
         cause=(
             "Spark (delta-spark 4.4 with Spark's default spark.sql.parquet.outputTimestampType=INT96) writes the "
             "timestamp column as INT96; delta-rs's pyarrow path reads it as timestamp[ns], which cannot hold "
@@ -450,6 +512,7 @@ FINDINGS: tuple[Finding, ...] = (
         engines=("deltalake-datafusion", "polars", "daft"),
         cases=("delta/all-primitive-types",),
         status="fail",
+        pattern=r"\+ \(-128, .*, (?:1754-08-30T22:43:41|2262-04-11T23:47:16)",
         cause=(
             "Spark writes the timestamp column as INT96 (Spark's default output type); these readers convert INT96 "
             "through 64-bit nanoseconds, so 0001-01-01 and 9999-12-31T23:59:59.999999 overflow and come back as "
@@ -472,6 +535,7 @@ FINDINGS: tuple[Finding, ...] = (
         writers=("spark-3.5",),
         cases=("delta/all-primitive-types",),
         status="error",
+        pattern=r"build failed \(writer spark-3\.5\).*Job aborted due to stage failure",
         cause=(
             "Spark 3.5 refuses to write dates before 1582-10-15 and timestamps before 1900 to Parquet "
             "('INCONSISTENT_BEHAVIOR_CROSS_VERSION.WRITE_ANCIENT_DATETIME') unless the user sets "
@@ -491,6 +555,7 @@ FINDINGS: tuple[Finding, ...] = (
         engines=("*",),
         cases=("delta/multi-partitioned",),
         status="fail",
+        pattern=r"\\\\u00",
         cause=(
             "delta-rs 1.6.6 (write_deltalake) stores a binary partition value as the literal escape text "
             "'\\u0068\\u0065...' (JSON \"\\\\u0068...\", six characters per byte), while delta-kernel-rs readers "
@@ -513,6 +578,7 @@ FINDINGS: tuple[Finding, ...] = (
         engines=("*",),
         cases=("delta/multi-partitioned-typed",),
         status="error",
+        pattern=r"Failed to parse value '0\.\-50' as 'decimal\(10,2",
         cause=(
             "delta-rs 1.6.6 (write_deltalake) commits the decimal(10,2) partition value -0.50 as the string '0.-50' "
             "(the formatting bug its pyarrow reader shows too) and then fails to load its own table ('Failed to "
@@ -532,6 +598,7 @@ FINDINGS: tuple[Finding, ...] = (
         engines=("daft",),
         cases=("delta/time-travel-versions", "delta/update-copy-on-write", "delta/change-data-feed"),
         status="error",
+        pattern=r"Unsupported Arrow DataType",
         cause=(
             "The data files delta-rs's DELETE/UPDATE rewrite carry an ARROW:schema metadata hint typing the string "
             "column as Utf8View (the Parquet column itself is a plain BYTE_ARRAY (String)); daft honours the hint "
@@ -554,6 +621,7 @@ FINDINGS: tuple[Finding, ...] = (
         writers=("deltalake",),
         cases=("delta/deletion-vectors", "delta/deletion-vectors-shared-file", "delta/checkpoint-with-deletion-vectors"),
         status="unsupported",
+        pattern=r"DELTA_UNSUPPORTED_FEATURES_FOR_READ\] Unsupported Delta read feature",
         cause=(
             "delta-rs 1.6.6 lists the variantType reader and writer feature in the protocol of every table it creates "
             "with deletion vectors, though no column is a variant; delta-spark 3.3.2 (Spark 3.5) does not implement "
@@ -574,6 +642,7 @@ FINDINGS: tuple[Finding, ...] = (
         engines=("spark-3.5",),
         cases=("delta/all-primitive-types",),
         status="error",
+        pattern=r"SparkUpgradeException|INCONSISTENT_BEHAVIOR_CROSS_VERSION|Job aborted due to stage failure",
         cause=(
             "Spark 3.5 refuses to read dates before 1582-10-15 and timestamps before 1900 from Parquet files it "
             "did not write ('INCONSISTENT_BEHAVIOR_CROSS_VERSION.READ_ANCIENT_DATETIME') unless the user sets "
@@ -594,6 +663,7 @@ FINDINGS: tuple[Finding, ...] = (
         engines=_SPARKS,
         cases=("delta/unpadded-commit-name",),
         status="fail",
+        pattern=r"0 expected row\(s\) missing, \d+ unexpected row\(s\)",
         cause=(
             "delta-spark's log listing matches commit files by '<digits>.json' without checking the 20-digit "
             "padding, so _delta_log/1.json is read as version 1 and its rows are returned."
@@ -612,6 +682,7 @@ FINDINGS: tuple[Finding, ...] = (
         engines=_SPARKS,
         cases=("delta/partition-empty-string-is-null",),
         status="fail",
+        pattern=r"\+ \('', \d+\)",
         cause="Spark returns '' for a string partition column whose partitionValues entry is the empty string.",
         spec="The spec supports the reference: 'An empty string for any type translates to a null partition value.'",
         rules=("DELTA-PART-001",),
@@ -624,6 +695,7 @@ FINDINGS: tuple[Finding, ...] = (
         engines=_SPARKS,
         cases=("delta/void-column",),
         status="fail",
+        pattern=r"missing columns \['nothing",
         cause="Spark leaves the void (NullType) column out of the DataFrame it reads, so the result lacks the column.",
         spec=(
             "The spec supports the reference: void columns are never in the data files and 'readers MUST "
@@ -639,6 +711,7 @@ FINDINGS: tuple[Finding, ...] = (
         engines=_SPARKS,
         cases=("delta/column-mapping-mode-without-feature",),
         status="error",
+        pattern=r"Missing column ID in column mapping mode `name` in the field",
         cause=(
             "delta-spark applies delta.columnMapping.mode=name from the configuration of a (1,2) table and fails "
             "('Missing column ID in column mapping mode name') instead of ignoring the property."
@@ -657,6 +730,7 @@ FINDINGS: tuple[Finding, ...] = (
         engines=("spark",),
         cases=("delta/time-travel-timestamp",),
         status="error",
+        pattern=r"DELTA_UNSUPPORTED_TIME_TRAVEL_BEYOND_DELETED_FILE_RETENTION_DURATION",
         cause=(
             "delta-spark refuses 'as of' timestamps older than delta.deletedFileRetentionDuration (168 hours) "
             "before time travel ([DELTA_UNSUPPORTED_TIME_TRAVEL_BEYOND_DELETED_FILE_RETENTION_DURATION]); the "
@@ -676,6 +750,7 @@ FINDINGS: tuple[Finding, ...] = (
         engines=_SPARKS,
         cases=("delta/neg-malformed-json", "delta/neg-version-gap"),
         status="error",
+        pattern=r"DELTA_VERSIONS_NOT_CONTIGUOUS|_delta_log/00000000000000000001\.json|Job aborted due to stage failure",
         cause=(
             "A versionAsOf read in delta-spark first lists and validates the log up to the latest commit, so a "
             "broken later commit (a truncated line, a version gap) makes an intact earlier version unreadable."
@@ -694,6 +769,7 @@ FINDINGS: tuple[Finding, ...] = (
         engines=_SPARKS,
         cases=("delta/neg-two-metadata-in-commit",),
         status="fail",
+        pattern=r"silently .*a correct reader raises invalid_table",
         cause="delta-spark keeps one of the two metaData actions of a commit and reads the table without complaint.",
         spec=(
             "The spec supports the reference that the table is invalid ('There can be at most one metadata action "
@@ -711,6 +787,7 @@ FINDINGS: tuple[Finding, ...] = (
         engines=("deltalake",),
         cases=_DV_CASES,
         status="unsupported",
+        pattern=r"refuses tables with this reader feature",
         cause="deltalake's to_pyarrow_table() refuses tables listing the deletionVectors reader feature.",
         spec=_REFUSE_FEATURE_SPEC,
         rules=("DELTA-FEATURE-004", "DELTA-DV-004"),
@@ -723,6 +800,7 @@ FINDINGS: tuple[Finding, ...] = (
         engines=("deltalake",),
         cases=_CM_CASES,
         status="unsupported",
+        pattern=r"refuses tables with this reader feature",
         cause="deltalake's to_pyarrow_table() refuses tables listing the columnMapping reader feature (or reader version 2).",
         spec=_REFUSE_FEATURE_SPEC,
         rules=("DELTA-FEATURE-004", "DELTA-COLMAP-013"),
@@ -735,6 +813,7 @@ FINDINGS: tuple[Finding, ...] = (
         engines=("deltalake",),
         cases=_V2CKPT_CASES,
         status="unsupported",
+        pattern=r"refuses tables with this reader feature",
         cause="deltalake's to_pyarrow_table() refuses tables listing the v2Checkpoint reader feature.",
         spec=_REFUSE_FEATURE_SPEC,
         rules=("DELTA-FEATURE-004", "DELTA-CKPT-034"),
@@ -747,6 +826,7 @@ FINDINGS: tuple[Finding, ...] = (
         engines=("polars",),
         cases=_CM_CASES,
         status="unsupported",
+        pattern=r"polars 1\.44 delta scanner refuses tables with this reader feature",
         cause="polars' delta scanner refuses tables with the columnMapping reader feature (not in its SUPPORTED_READER_FEATURES).",
         spec=_REFUSE_FEATURE_SPEC,
         rules=("DELTA-FEATURE-004", "DELTA-COLMAP-013"),
@@ -759,6 +839,7 @@ FINDINGS: tuple[Finding, ...] = (
         engines=("polars",),
         cases=_V2CKPT_CASES,
         status="unsupported",
+        pattern=r"polars 1\.44 delta scanner refuses tables with this reader feature",
         cause="polars' delta scanner refuses tables with the v2Checkpoint reader feature.",
         spec=_REFUSE_FEATURE_SPEC,
         rules=("DELTA-FEATURE-004", "DELTA-CKPT-034"),
@@ -771,6 +852,7 @@ FINDINGS: tuple[Finding, ...] = (
         engines=("daft",),
         cases=_DV_CASES,
         status="unsupported",
+        pattern=r"daft 0\.7 raises 'Delta Lake deletion vectors are not yet supported",
         cause="daft raises 'Delta Lake deletion vectors are not yet supported' on tables with delta.enableDeletionVectors=true.",
         spec=(
             "The spec supports the reference: rows a deletion vector invalidates 'must not be returned', so a "
@@ -787,6 +869,7 @@ FINDINGS: tuple[Finding, ...] = (
         engines=("duckdb",),
         cases=("delta/time-travel-timestamp",),
         status="unsupported",
+        pattern=r"delta_scan has a version parameter but no timestamp parameter",
         cause="DuckDB's delta_scan has a version parameter but no timestamp parameter, so 'as of timestamp' cannot be asked.",
         spec=(
             "Not a spec disagreement: the protocol does not require timestamp time travel; it only says which "

@@ -22,6 +22,8 @@ hint: a hint naming a missing file falls back to listing.
 
 from __future__ import annotations
 
+import os
+
 import datetime as _dt
 import gzip
 import json
@@ -488,3 +490,23 @@ def facts_from_metadata(md: Mapping, snapshot: Mapping | None = _CURRENT) -> dic
         refs={name: str(r.get("type", "branch")) for name, r in refs(md).items()},
         operation=((snapshot or {}).get("summary") or {}).get("operation"),
     )
+
+
+def reproduction_target(table: TableRef, at: int | None) -> tuple[str, int | None]:
+    """(the metadata file relative to the table root, the snapshot id or None for the current one)
+    that version ``at`` reads: what an exported reproduction script names."""
+    import os
+
+    from conformance.engines._common import local_path
+
+    sel = selection(table, at=at)
+    root = local_path(table.uri) or table.uri
+    meta = local_path(sel.metadata_location) or sel.metadata_location
+    return os.path.relpath(meta, root), (sel.snapshot_id if at is not None else None)
+
+
+def reproduction_prelude(table: TableRef, at: int | None) -> str:
+    """``META`` and ``SNAPSHOT`` lines of a reproduction's ``read()``."""
+    rel, snapshot = reproduction_target(table, at)
+    parts = ", ".join(repr(p) for p in rel.split(os.sep))
+    return f"    import os\n    META = os.path.join(TABLE, {parts})\n    SNAPSHOT = {snapshot!r}\n"

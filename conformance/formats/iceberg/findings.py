@@ -53,6 +53,7 @@ FINDINGS: tuple[Finding, ...] = (
         engines=("polars",),
         cases=("iceberg/v2-duplicate-field-ids",),
         status="error",
+        pattern=r"failed to extract field Extract\.column_mapping",
         cause="Polars' Iceberg scan fails with 'TypeError: failed to extract field Extract.column_mapping' on a schema where two fields share id 2.",
         spec=(
             "The spec supports the reference that the table is invalid (each field 'has an integer id that is "
@@ -68,6 +69,7 @@ FINDINGS: tuple[Finding, ...] = (
         engines=("pyiceberg-core",),
         cases=("iceberg/v2-format-version-99",),
         status="fail",
+        pattern=r"data did not match any variant of untagged enum TableMetadataEnum",
         cause=(
             "iceberg-rust parses metadata into a closed enum: format-version 99 fails as 'DataInvalid => ... data "
             "did not match any variant of untagged enum TableMetadataEnum', a verdict that the table is broken."
@@ -87,6 +89,7 @@ FINDINGS: tuple[Finding, ...] = (
         engines=("pyiceberg-core",),
         cases=("iceberg/v2-unknown-transform",),
         status="error",
+        pattern=r"data did not match any variant of untagged enum TableMetadataEnum",
         cause=(
             "iceberg-rust fails to load v2 metadata whose partition spec has an unknown transform: 'DataInvalid "
             "=> ... data did not match any variant of untagged enum TableMetadataEnum'."
@@ -106,6 +109,7 @@ FINDINGS: tuple[Finding, ...] = (
         engines=("pyiceberg", "polars", "daft", "pyiceberg-core"),
         cases=("iceberg/v1-partition-transforms", "iceberg/v1-partition-evolution"),
         status="error",
+        pattern=r"'>' not supported between instances of 'NoneType'|untagged enum TableMetadataEnum",
         cause=(
             "A v1 partition spec whose fields carry no 'field-id' cannot be loaded: PyIceberg's metadata model "
             "computes last-partition-id as max() over the missing ids and raises \"TypeError: '>' not supported "
@@ -129,6 +133,7 @@ FINDINGS: tuple[Finding, ...] = (
         engines=("pyiceberg", "polars", "daft", "duckdb"),
         cases=("iceberg/v3-initial-defaults-every-type",),
         status="error",
+        pattern=r"Cannot deserialize bytes, type struct|PrimitiveTypeValue failed to parse",
         cause=(
             "A struct field whose initial-default/write-default is the empty object {} makes the metadata "
             "unloadable: PyIceberg raises 'Cannot deserialize bytes, type struct<...> not supported: {}' (Polars "
@@ -151,6 +156,7 @@ FINDINGS: tuple[Finding, ...] = (
         engines=("duckdb",),
         cases=("iceberg/v2-format-version-99",),
         status="fail",
+        pattern=r"silently .*a correct reader raises unsupported",
         cause="DuckDB's iceberg_scan reads a table whose metadata says format-version 99 and returns its rows without complaint.",
         spec=(
             "The spec supports the reference: format-version is 'An integer version number for the format. "
@@ -167,6 +173,7 @@ FINDINGS: tuple[Finding, ...] = (
         engines=("duckdb",),
         cases=("iceberg/v2-current-schema-id-missing",),
         status="error",
+        pattern=r"crashed \(signal SIGSEGV\)",
         cause="DuckDB's iceberg_scan dies with SIGSEGV on metadata whose current-schema-id (99) names no schema in 'schemas'.",
         spec=(
             "The spec supports the reference: current-schema-id is the 'ID of the table's current schema' and must "
@@ -183,6 +190,7 @@ FINDINGS: tuple[Finding, ...] = (
         engines=("pyiceberg", "duckdb", "daft"),
         cases=("iceberg/v2-duplicate-field-ids",),
         status="fail",
+        pattern=r"silently .*a correct reader raises invalid_table",
         cause=(
             "Two string fields 'a' and 'b' share id 2 and the readers return a row anyway, each its own way: "
             "PyIceberg a='a1', b='a1'; DuckDB a='a1', b='b1' (by name); Daft a=null, b='a1'."
@@ -204,6 +212,7 @@ FINDINGS: tuple[Finding, ...] = (
         engines=("pyiceberg-core",),
         cases=("iceberg/v3-unknown-transform",),
         status="error",
+        pattern=r"data did not match any variant of untagged enum TableMetadataEnum",
         cause=(
             "A v3 table whose default spec has a transform the reader does not know (lakeconf_future[3], no data "
             "written under it) is refused as invalid: iceberg-rust cannot parse the metadata ('DataInvalid => data "
@@ -224,6 +233,7 @@ FINDINGS: tuple[Finding, ...] = (
         engines=("duckdb",),
         cases=("iceberg/v3-unknown-transform",),
         status="unsupported",
+        pattern=r"Unrecognized transform",
         cause=(
             "DuckDB's iceberg_scan refuses a v3 table whose default spec has a transform it does not know "
             "(lakeconf_future[3], no data written under it): 'Not implemented Error: Unrecognized transform'."
@@ -244,6 +254,7 @@ FINDINGS: tuple[Finding, ...] = (
         engines=("daft",),
         cases=("iceberg/v3-initial-default",),
         status="fail",
+        pattern=r"\+ \(\d+, null, null\)",
         cause=(
             "Daft returns null for columns added with an initial-default (n=7, s='dflt ✓') in rows of data files "
             "written before the columns existed (PyIceberg, whose planner Daft uses, returns the defaults; Daft's "
@@ -264,6 +275,7 @@ FINDINGS: tuple[Finding, ...] = (
         engines=("pyiceberg-core",),
         cases=("iceberg/v3-initial-defaults-every-type",),
         status="error",
+        pattern=r"DataInvalid => Column i not found in table",
         cause=(
             "When the current schema gained columns after the current snapshot was committed (no data written "
             "since), iceberg-rust's DataFusion provider exposes the current schema but binds the scan to the "
@@ -285,6 +297,7 @@ FINDINGS: tuple[Finding, ...] = (
         engines=("polars",),
         cases=_OLD_SNAPSHOT_SCHEMA_CASES,
         status="error",
+        pattern=r"PanicException|projected_schema",
         cause=(
             "scan_iceberg(snapshot_id=<a snapshot older than a schema change>) declares the table's current schema "
             "but reads the files with the snapshot's, and panics: 'assertion failed: projected_schema.len() <= "
@@ -307,6 +320,7 @@ FINDINGS: tuple[Finding, ...] = (
         engines=("polars",),
         cases=("iceberg/v2-drop-column",),
         status="fail",
+        pattern=r"missing columns \['b",
         cause=(
             "scan_iceberg(snapshot_id=<the snapshot before the column was dropped>) returns the current schema's "
             "columns: the dropped column 'b' is missing from the version-1 read."
@@ -326,6 +340,7 @@ FINDINGS: tuple[Finding, ...] = (
         engines=("polars",),
         cases=("iceberg/v2-promote-decimal", "iceberg/v3-promote-date-to-timestamp"),
         status="error",
+        pattern=r"Decimal\(9, 2\)|left: Date|data type mismatch",
         cause=(
             "Polars' native reader does not widen a promoted column of files written before the promotion: the "
             "latest read fails with 'failed to resolve Iceberg column mapping: data type mismatch for column dec: "
@@ -348,6 +363,7 @@ FINDINGS: tuple[Finding, ...] = (
         engines=("pyiceberg",),
         cases=("iceberg/v3-promote-date-to-timestamp",),
         status="error",
+        pattern=r"pyarrow\.lib\.DataType' object has no attribute 'tz",
         cause=(
             "After date -> timestamp, reading a file written with the date column fails in PyIceberg's projection "
             "(_cast_if_needed): \"AttributeError: 'pyarrow.lib.DataType' object has no attribute 'tz'\"."
@@ -366,6 +382,7 @@ FINDINGS: tuple[Finding, ...] = (
         engines=("pyiceberg-core",),
         cases=("iceberg/v3-promote-date-to-timestamp",),
         status="fail",
+        pattern=r"\+ \(\d+, null\)",
         cause=(
             "After date -> timestamp, iceberg-rust returns null for every value of files written with the date "
             "column (2024-02-29 and 1969-12-31 come back null), silently."
@@ -385,6 +402,7 @@ FINDINGS: tuple[Finding, ...] = (
         engines=("pyiceberg",),
         cases=("iceberg/v1-nested-in-nested", "iceberg/v2-nested-in-nested", "iceberg/v3-nested-in-nested"),
         status="fail",
+        pattern=r"\+ \(\d+, (?:\[\]|map\{\})",
         cause=(
             "PyIceberg reads a null list<struct> and a null map<long, struct> as empty ([]) instead of null (row 3; "
             "null list<map>, map<list> and struct columns stay null); the Parquet file holds nulls, which the other "
@@ -405,6 +423,7 @@ FINDINGS: tuple[Finding, ...] = (
         engines=("pyiceberg-core",),
         cases=("iceberg/v3-unknown-type", "iceberg/v3-promote-unknown"),
         status="unsupported",
+        pattern=r"data did not match any variant of untagged enum TableMetadataEnum",
         cause=(
             "iceberg-rust 0.11 does not know the v3 'unknown' type: metadata with an unknown column in any schema "
             "fails to load ('data did not match any variant of untagged enum TableMetadataEnum'); declared as the "
@@ -426,6 +445,7 @@ FINDINGS: tuple[Finding, ...] = (
         engines=_SPARKS,
         cases=("iceberg/v3-schema-evolution",),
         status="error",
+        pattern=r"Cannot create expression literal from null",
         cause=(
             "iceberg-spark 1.11 cannot load a v3 table whose schema has an optional field with an explicit "
             "\"initial-default\": null / \"write-default\": null (what a writer stores for a column added without a "
@@ -448,6 +468,7 @@ FINDINGS: tuple[Finding, ...] = (
         engines=_SPARKS,
         cases=("iceberg/v3-initial-defaults-every-type",),
         status="error",
+        pattern=r"Cannot create expression literal from org\.apache\.iceberg\.data\.GenericRecord",
         cause=(
             "iceberg-spark 1.11 cannot load a v3 table with a struct field whose initial-default is the empty "
             "struct {}: converting the default to a Spark literal fails ('IllegalArgumentException: Cannot create "
@@ -469,6 +490,7 @@ FINDINGS: tuple[Finding, ...] = (
         engines=_SPARKS,
         cases=("iceberg/v3-promote-date-to-timestamp",),
         status="error",
+        pattern=r"TimeStampMicroVector cannot be cast",
         cause=(
             "After a v3 date -> timestamp promotion, iceberg-spark 1.11 declares the column timestamp_ntz but reads "
             "files written with the date column as dates and fails: vectorized 'ClassCastException: "
@@ -490,6 +512,7 @@ FINDINGS: tuple[Finding, ...] = (
         engines=_SPARKS,
         cases=("iceberg/v2-uuid-time-fixed",),
         status="unsupported",
+        pattern=r"Spark does not support time fields",
         cause=(
             "iceberg-spark 1.11 maps no Spark type to Iceberg's time and refuses the table ('Spark does not support "
             "time fields'); uuid and fixed columns of the same table are readable."
@@ -510,6 +533,7 @@ FINDINGS: tuple[Finding, ...] = (
         writers=("pyiceberg",),
         cases=("iceberg/v1-nested-in-nested", "iceberg/v2-nested-in-nested"),
         status="fail",
+        pattern=r"\+ \(\d+, (?:\[\]|map\{\})",
         cause=(
             "PyIceberg 0.12's writer stores the null list<struct> and null map<long, struct> of row 3 as empty lists in "
             "the Parquet data file (pyarrow reads [] from the file), so every reader returns [] for them."
@@ -528,6 +552,7 @@ FINDINGS: tuple[Finding, ...] = (
         writers=("pyiceberg", "spark", "spark-3.5"),
         cases=("iceberg/v2-special-column-names",),
         status="error",
+        pattern=r"Failed to load manifest|crashed \(signal SIGABRT\)",
         cause=(
             "PyIceberg 0.12's and Iceberg-Java 1.11's and 1.12's (Spark's) manifest writers name the partition tuple's Avro field "
             "after the partition field 'ünï' unsanitized (both do sanitize a leading digit: '1st_bucket' -> "

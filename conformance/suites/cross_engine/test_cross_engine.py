@@ -29,11 +29,13 @@ from conformance.storage import open_store
 
 
 def _reader_names() -> list[str]:
-    """The built-in engines that run in this interpreter without a JVM (Spark has its own suite);
-    which of them read a case is what each declares."""
+    """The readers: those named by ``--lakeconf-engines`` (LAKECONF_ENGINES), else the built-in
+    engines that run in this interpreter without a JVM (Spark has its own suite); which of them
+    read a case is what each declares."""
     from conformance.engines.registry import OPT_IN, builtin_names
 
-    return [n for n in builtin_names() if n not in OPT_IN]
+    named = [n.strip() for n in os.environ.get("LAKECONF_ENGINES", "").split(",") if n.strip()]
+    return named or [n for n in builtin_names() if n not in OPT_IN]
 
 
 READERS = _reader_names()
@@ -161,11 +163,12 @@ def test_reader_matches_expected(case, reader, engines, built):
 def _judge_published(case, reader, engine, cells) -> None:
     """xfail known findings, fail unregistered non-passes and stale entries, skip declared gaps."""
     explained, unexplained, declared = [], [], []
+    version = engine.version()
     for exp, status, msg, diff in cells:
         if status not in ("fail", "error", "unsupported"):
             continue
         line = f"{_where(exp)}: {status}: {msg}" + (f"\n{diff}" if diff else "")
-        finding = explain(case.id, reader, status)
+        finding = explain(case.id, reader, status, text=f"{msg}\n{diff}", engine_version=version)
         if status == "unsupported" and capability_gap(case, exp, engine):
             # Declared by the engine: already explained by the capability's reason.
             declared.append(f"{_where(exp)}: {msg}" + (f" [known finding {finding.id}]" if finding else ""))
@@ -174,7 +177,11 @@ def _judge_published(case, reader, engine, cells) -> None:
         else:
             unexplained.append(line)
     statuses = {status for _, status, _, _ in cells}
-    stale = [f for f in findings_for(case.id, reader) if f.status not in statuses]
+    # stale: no cell shows the entry's status with its pattern any more, or the engine is not the
+    # version the entry was seen with (a new version must be triaged again)
+    stale = [f for f in findings_for(case.id, reader)
+             if not any(s == f.status and f.matches(f"{m}\n{d}") for _, s, m, d in cells)
+             or not f.seen_with(reader, version)]
     problems = []
     if unexplained:
         problems.append(
@@ -185,9 +192,10 @@ def _judge_published(case, reader, engine, cells) -> None:
         )
     for f in stale:
         problems.append(
-            f"stale finding {f.id!r}: {reader} no longer shows {f.status} on {case.id} (statuses now: "
-            f"{', '.join(sorted(statuses))}); the engine now passes or behaves differently: remove or update the "
-            f"entry in conformance/formats/{case.format}/findings.py"
+            f"stale finding {f.id!r}: {reader} {version} no longer shows {f.status} matching {f.pattern!r} on "
+            f"{case.id} (statuses now: {', '.join(sorted(statuses))}; seen with {f.versions.get(reader, '?')}); the "
+            f"engine now passes or behaves differently: remove or update the entry in "
+            f"conformance/formats/{case.format}/findings.py"
         )
     if problems:
         pytest.fail("\n\n".join(problems))

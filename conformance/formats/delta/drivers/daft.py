@@ -17,6 +17,8 @@ from conformance.formats.delta.errors import KERNEL
 
 
 
+# the library the engine reads this format through (its version is part of the engine's)
+LIBRARIES = ("deltalake",)
 # what this engine says when it refuses a table of this format (conformance.engines.errors)
 ERRORS = KERNEL
 
@@ -41,3 +43,12 @@ def read(engine: Any, table, *, at=None, timestamp=None, ref=None, columns=None)
     version = parse_timestamp(timestamp) if timestamp is not None else at
     frame = daft.read_deltalake(engine_uri(table), version=version, io_config=engine.io_config(table))
     return engine.collect(frame, columns)
+
+
+def reproduce(engine: Any, table, at=None) -> str:
+    """``read()`` through Daft's public API (``lakeconf findings export``)."""
+    return (
+        "def read():\n"
+        "    import daft\n"
+        f"    return daft.read_deltalake(TABLE, version={at!r}).to_arrow()\n"
+    )

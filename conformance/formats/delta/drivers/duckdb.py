@@ -40,3 +40,17 @@ def read(engine: Any, table, *, at=None, timestamp=None, ref=None, columns=None)
         args.append(f"version := {int(at)}")
     result, _types = engine.query(table, f"SELECT {select_list(columns)} FROM delta_scan({', '.join(args)})", EXTENSIONS)
     return result
+
+
+def reproduce(engine: Any, table, at=None) -> str:
+    """``read()`` through DuckDB's delta extension (``lakeconf findings export``)."""
+    version = f" + ', version := {int(at)}'" if at is not None else ""
+    return (
+        "def read():\n"
+        "    import duckdb\n"
+        "    con = duckdb.connect()\n"
+        "    con.install_extension('delta')\n"
+        "    con.load_extension('delta')\n"
+        "    path = \"'\" + TABLE.replace(\"'\", \"''\") + \"'\"\n"
+        f"    return con.sql('SELECT * FROM delta_scan(' + path{version} + ')').to_arrow_table()\n"
+    )

@@ -23,6 +23,8 @@ _REFUSES = {
 
 
 
+# the library the engine reads this format through (its version is part of the engine's)
+LIBRARIES = ("deltalake",)
 # what this engine says when it refuses a table of this format (conformance.engines.errors)
 ERRORS = KERNEL
 
@@ -47,3 +49,12 @@ def read(engine: Any, table, *, at=None, timestamp=None, ref=None, columns=None)
     frame = pl.read_delta(engine_uri(table), version=version, columns=list(columns) if columns else None,
                           storage_options=opts)
     return frame.to_arrow()
+
+
+def reproduce(engine: Any, table, at=None) -> str:
+    """``read()`` through Polars' public API (``lakeconf findings export``)."""
+    return (
+        "def read():\n"
+        "    import polars as pl\n"
+        f"    return pl.read_delta(TABLE, version={at!r}).to_arrow()\n"
+    )

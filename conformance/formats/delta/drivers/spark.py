@@ -93,6 +93,7 @@ ERRORS = errors.ErrorPatterns(
         "DELTA_INVALID_PROTOCOL_VERSION",
         "DELTA_FEATURES_REQUIRE_MANUAL_ENABLEMENT",
         "is not supported for this Delta version",  # an unknown delta.columnMapping.mode
+        "DELTA_NESTED_NOT_NULL_CONSTRAINT",  # a writer limit: required fields inside arrays and maps
     ),
     invalid=(
         "DELTA_VERSIONS_NOT_CONTIGUOUS",
@@ -327,3 +328,19 @@ def _checkpoint(spark, path: str, step: Checkpoint) -> None:
             conf.unset(key)
         else:
             conf.set(key, previous)
+
+
+def reproduce(engine: Any, table, at=None) -> str:
+    """``read()`` through PySpark with delta-spark (``lakeconf findings export``)."""
+    line = engine.line.name
+    option = f"\n    reader = reader.option('versionAsOf', {int(at)})" if at is not None else ""
+    return (
+        "def read():\n"
+        "    from pyspark.sql import SparkSession\n"
+        "    spark = (SparkSession.builder.master('local[1]')\n"
+        f"             .config('spark.jars.packages', {RUNTIMES[line]!r})\n"
+        + "".join(f"             .config({k!r}, {v!r})\n" for k, v in SESSION_CONF.items())
+        + "             .getOrCreate())\n"
+        "    reader = spark.read.format('delta')" + option + "\n"
+        "    return reader.load(TABLE).toArrow()\n"
+    )

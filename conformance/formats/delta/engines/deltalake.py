@@ -119,6 +119,11 @@ class DeltalakeEngine(Engine):
             dt = self._table(table, at, timestamp)
             return dt.to_pyarrow_table(columns=list(columns) if columns else None)
 
+    def reproduction(self, table: TableRef, at: int | None = None) -> str | None:
+        return ("def read():\n"
+                "    from deltalake import DeltaTable\n"
+                f"    return DeltaTable(TABLE, version={at!r}).to_pyarrow_table()\n")
+
     def describe(self, table: TableRef, *, at: int | None = None, timestamp: str | None = None,
                  ref: str | None = None) -> dict | None:
         from conformance.formats.delta.facts import facts
@@ -296,6 +301,14 @@ class DeltalakeDataFusionEngine(DeltalakeEngine):
             read=frozenset({"delta"}),
             read_features={"delta": None},
         )
+
+    def reproduction(self, table: TableRef, at: int | None = None) -> str | None:
+        return ("def read():\n"
+                "    import pyarrow as pa\n"
+                "    from deltalake import DeltaTable, QueryBuilder\n"
+                f"    dt = DeltaTable(TABLE, version={at!r})\n"
+                "    stream = QueryBuilder().register('t', dt).execute('SELECT * FROM t')\n"
+                "    return pa.RecordBatchReader.from_stream(stream).read_all()\n")
 
     def read(
         self,

@@ -27,6 +27,8 @@ _REFUSES = {
 
 
 
+# the library the engine reads this format through (its version is part of the engine's)
+LIBRARIES = ("pyiceberg",)
 # what this engine says when it refuses a table of this format (conformance.engines.errors)
 ERRORS = PYICEBERG
 
@@ -83,3 +85,11 @@ def _frame(engine: Any, table, at, timestamp, ref):
     latest = at is None and timestamp is None
     snapshot_id = None if latest or sel.snapshot_id is None else sel.snapshot_id
     return daft.read_iceberg(tbl, snapshot_id=snapshot_id, io_config=engine.io_config(table))
+
+
+def reproduce(engine: Any, table, at=None) -> str:
+    """``read()`` through Daft's public API (``lakeconf findings export``)."""
+    return ("def read():\n" + F.reproduction_prelude(table, at)
+            + "    import daft\n"
+            "    from pyiceberg.table import StaticTable\n"
+            "    return daft.read_iceberg(StaticTable.from_metadata(META), snapshot_id=SNAPSHOT).to_arrow()\n")

@@ -91,3 +91,17 @@ def _raise_known_gap(exc: Exception) -> None:
 def _location(uri: str) -> str:
     """DuckDB takes plain paths for local files and s3:// URIs as they are."""
     return local_path(uri) or uri
+
+
+def reproduce(engine: Any, table, at=None) -> str:
+    """``read()`` through DuckDB's iceberg extension (``lakeconf findings export``)."""
+    return ("def read():\n" + F.reproduction_prelude(table, at)
+            + "    import duckdb\n"
+            "    con = duckdb.connect()\n"
+            "    for ext in ('avro', 'iceberg'):\n"
+            "        con.install_extension(ext)\n"
+            "        con.load_extension(ext)\n"
+            "    args = \"'\" + META.replace(\"'\", \"''\") + \"'\"\n"
+            "    if SNAPSHOT is not None:\n"
+            "        args += f', snapshot_from_id := {SNAPSHOT}'\n"
+            "    return con.sql(f'SELECT * FROM iceberg_scan({args})').to_arrow_table()\n")

@@ -29,6 +29,8 @@ _REFUSES = {
 
 
 
+# the library the engine reads this format through (its version is part of the engine's)
+LIBRARIES = ("pyiceberg",)
 # what this engine says when it refuses a table of this format (conformance.engines.errors)
 ERRORS = PYICEBERG
 
@@ -60,3 +62,10 @@ def read(engine: Any, table, *, at=None, timestamp=None, ref=None, columns=None)
         if "does not yet support equality deletes" in str(exc):
             raise Unsupported(f"polars (via pyiceberg): {exc}", feature="equality-deletes") from None
         raise
+
+
+def reproduce(engine: Any, table, at=None) -> str:
+    """``read()`` through Polars' public API (``lakeconf findings export``)."""
+    return ("def read():\n" + F.reproduction_prelude(table, at)
+            + "    import polars as pl\n"
+            "    return pl.scan_iceberg(META, snapshot_id=SNAPSHOT).collect().to_arrow()\n")

@@ -663,3 +663,16 @@ def write(engine: Any, table: TableRef, steps: Sequence[Step]) -> None:
             )
     _write_iceberg(engine.session(table), table, steps)
 
+
+def reproduce(engine: Any, table, at=None) -> str:
+    """``read()`` through PySpark with iceberg-spark-runtime (``lakeconf findings export``)."""
+    return ("def read():\n" + F.reproduction_prelude(table, at)
+            + "    from pyspark.sql import SparkSession\n"
+            "    spark = (SparkSession.builder.master('local[1]')\n"
+            f"             .config('spark.jars.packages', {RUNTIMES[engine.line.name]!r})\n"
+            + "".join(f"             .config({k!r}, {v!r})\n" for k, v in SESSION_CONF.items())
+            + "             .getOrCreate())\n"
+            "    reader = spark.read.format('iceberg')\n"
+            "    if SNAPSHOT is not None:\n"
+            "        reader = reader.option('snapshot-id', SNAPSHOT)\n"
+            "    return reader.load(META).toArrow()\n")

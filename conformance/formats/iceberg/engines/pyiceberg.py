@@ -183,6 +183,11 @@ class PyIcebergEngine(Engine):
             except ValueError as exc:
                 raise _translate(exc) from None
 
+    def reproduction(self, table: TableRef, at: int | None = None) -> str | None:
+        return ("def read():\n" + F.reproduction_prelude(table, at)
+                + "    from pyiceberg.table import StaticTable\n"
+                "    return StaticTable.from_metadata(META).scan(snapshot_id=SNAPSHOT).to_arrow()\n")
+
     def describe(
         self, table: TableRef, *, at: int | None = None, timestamp: str | None = None, ref: str | None = None
     ) -> dict | None:

@@ -81,6 +81,17 @@ class PyIcebergCoreEngine(Engine):
             }},
         )
 
+    def reproduction(self, table: TableRef, at: int | None = None) -> str | None:
+        # the DataFusion provider reads the metadata file's current snapshot only
+        return ("def read():\n" + F.reproduction_prelude(table, None)
+                + "    from datafusion import SessionContext\n"
+                "    from pyiceberg_core.datafusion import IcebergDataFusionTable\n"
+                "    ctx = SessionContext()\n"
+                "    ctx.register_table('t', IcebergDataFusionTable(identifier=['repro', 't'],\n"
+                "                                                   metadata_location='file://' + META,\n"
+                "                                                   file_io_properties={}))\n"
+                "    return ctx.sql('SELECT * FROM t').to_arrow_table()\n")
+
     def read(
         self,
         table: TableRef,

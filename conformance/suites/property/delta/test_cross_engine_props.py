@@ -17,6 +17,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from conformance.compare import compare
+from conformance.findings import deviation_reason
 from conformance.model import TableRef
 from conformance.formats.delta import strategies as sd
 from conformance.suites.property.delta._support import examples
@@ -43,26 +44,41 @@ def _empty_partition_value(h: sd.TableHistory) -> bool:
     )
 
 
-# Deviations of third-party engines this suite has found (engine, rule, applies to history, why).
+# Deviations of third-party engines this suite has found (engine, registry finding id, applies to
+# history); the explanation lives in the findings registry only.
 # The engine is left out of the comparison for a history the deviation applies to, and each one
 # has a strict xfail test below, so a fixed engine shows up as an unexpected pass.
 def _mapped_partitions(h: sd.TableHistory) -> bool:
     return h.column_mapping is not None and bool(h.partition_by)
 
 
+def _required_struct_under_nullable_map_value(t: pa.DataType, under: bool = False) -> bool:
+    """Whether a map value that may be null has a struct type with a required struct field."""
+    if pa.types.is_map(t):
+        item = t.item_field
+        return _required_struct_under_nullable_map_value(item.type, item.nullable) or \
+            _required_struct_under_nullable_map_value(t.key_type)
+    if pa.types.is_list(t) or pa.types.is_large_list(t):
+        return _required_struct_under_nullable_map_value(t.value_type, under)
+    if pa.types.is_struct(t):
+        fields = [t.field(i) for i in range(t.num_fields)]
+        return any((under and not f.nullable and pa.types.is_struct(f.type))
+                   or _required_struct_under_nullable_map_value(f.type, under) for f in fields)
+    return False
+
+
+def _null_map_values_over_required_fields(schema: pa.Schema) -> bool:
+    return any(_required_struct_under_nullable_map_value(f.type) for f in schema)
+
+
 KNOWN_DEVIATIONS = (
-    ("deltalake-datafusion", "DELTA-PART-001", _empty_partition_value,
-     "delta-rs 1.6.6 QueryBuilder returns '' for partitionValues \"\" (the spec: an empty string means null); "
-     "its pyarrow path and DuckDB return null"),
-    ("duckdb", "DELTA-COLMAP-014", _mapped_partitions,
-     "DuckDB 1.5.5 delta extension returns NULL for every partition column of a column-mapped (name or id) "
-     "table, whose partitionValues are keyed by physical name (DELTA-COLMAP-008); the reference and "
-     "delta-rs QueryBuilder return the values"),
+    ("deltalake-datafusion", "datafusion-empty-string-partition-not-null", _empty_partition_value),
+    ("duckdb", "duckdb-column-mapping-partition-null", _mapped_partitions),
 )
 
 
 def _deviates(engine: str, h: sd.TableHistory) -> bool:
-    return any(name == engine and applies(h) for name, _rule, applies, _why in KNOWN_DEVIATIONS)
+    return any(name == engine and applies(h) for name, _finding, applies in KNOWN_DEVIATIONS)
 
 
 def engines():
@@ -120,7 +136,7 @@ def test_reference_deltalake_duckdb_agree(h, data):
 
 
 @pytest.mark.rule("DELTA-PART-001")
-@pytest.mark.xfail(strict=True, reason=KNOWN_DEVIATIONS[0][3])
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason=deviation_reason(*KNOWN_DEVIATIONS[0][1::-1]))
 def test_known_deviation_empty_partition_value_reads_as_null():
     from conformance.formats.delta.engines.deltalake import DeltalakeDataFusionEngine
     from reference_impl.delta import writer
@@ -134,7 +150,7 @@ def test_known_deviation_empty_partition_value_reads_as_null():
 
 
 @pytest.mark.rule("DELTA-COLMAP-014", "DELTA-COLMAP-008")
-@pytest.mark.xfail(strict=True, reason=KNOWN_DEVIATIONS[1][3])
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason=deviation_reason(*KNOWN_DEVIATIONS[1][1::-1]))
 @pytest.mark.parametrize("mode", ["name", "id"])
 def test_known_deviation_partition_values_of_a_column_mapped_table(mode):
     from conformance.engines.duckdb import DuckDBEngine
@@ -170,6 +186,8 @@ def test_every_type_over_the_full_range_reads_back_everywhere(st_):
         table = TableRef(format="delta", uri=d)
         problems = []
         for engine in engines():
+            if engine.name == "deltalake-datafusion" and _null_map_values_over_required_fields(rows.schema):
+                continue  # finding datafusion-null-map-value-with-required-fields (the case reproduces it)
             try:
                 cmp = compare(engine.read(table), rows)
             except Exception as exc:

@@ -18,9 +18,11 @@ import pytest
 from hypothesis import given
 
 from conformance.compare import compare
+from conformance.findings import deviation_reason
 from conformance.model import TableRef
 from conformance.formats.iceberg import strategies as si
 from conformance.suites.property.delta._support import examples
+from reference_impl.errors import LakeconfError
 
 RULES = ("ICEBERG-SCAN-001", "ICEBERG-DELETE-010", "ICEBERG-DELETE-015", "ICEBERG-DV-012", "ICEBERG-PART-018",
          "ICEBERG-PART-025", "ICEBERG-PART-014", "ICEBERG-SEQ-005", "ICEBERG-SEQ-010", "ICEBERG-FMT-009", "ICEBERG-EVOL-014")
@@ -65,14 +67,12 @@ def _v1_partitioned(h: si.IcebergHistory) -> bool:
 
 
 KNOWN_DEVIATIONS = (
-    ("pyiceberg", "ICEBERG-PART-035", _v1_partitioned,
-     "pyiceberg 0.12 refuses v1 metadata whose partition fields have no field-id (a blank cell for v1, so the reference "
-     "omits it; Java writes it anyway): pydantic 'field-id Field required', or a TypeError computing last-partition-id"),
+    ("pyiceberg", "v1-partition-field-without-field-id-refused", _v1_partitioned),
 )
 
 
 def _deviates(engine: str, h: si.IcebergHistory) -> bool:
-    return any(name == engine and applies(h) for name, _rule, applies, _why in KNOWN_DEVIATIONS)
+    return any(name == engine and applies(h) for name, _finding, applies in KNOWN_DEVIATIONS)
 
 
 def _features(h: si.IcebergHistory) -> list[str]:
@@ -127,7 +127,7 @@ def test_reader_agrees_with_the_model(reader, h):
 
 
 @pytest.mark.rule("ICEBERG-PART-035", "ICEBERG-PART-032", "ICEBERG-GEN-002")
-@pytest.mark.xfail(strict=True, reason=KNOWN_DEVIATIONS[0][3])
+@pytest.mark.xfail(strict=True, raises=LakeconfError, reason=deviation_reason(*KNOWN_DEVIATIONS[0][1::-1]))
 def test_pyiceberg_reads_v1_partition_fields_without_ids(tmp_path):
     """A v1 table partitioned by one column, written as the spec says (no field-id in v1 partition fields), reads in pyiceberg."""
     from conformance import model

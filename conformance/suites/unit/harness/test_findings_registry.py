@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fnmatch
+import re
 
 import pytest
 
@@ -40,6 +41,13 @@ def test_entry_is_complete(finding: Finding):
     assert finding.rules, f"{finding.id}: name the rule ids the spec side rests on"
     assert finding.engines and finding.cases
     assert set(finding.versions) <= set(finding.engines)
+    # a message or diff pattern, so a different cause on the same cells is not explained away
+    assert finding.pattern.strip(), f"{finding.id}: give the message or diff pattern its cells show"
+    re.compile(finding.pattern)
+    assert not re.search(finding.pattern, ""), f"{finding.id}: the pattern matches an empty message"
+    # the engine versions it was seen with, so a new version is triaged again
+    if finding.engines != ("*",):
+        assert set(finding.versions) == set(finding.engines), f"{finding.id}: record the version of every engine"
 
 
 @pytest.mark.parametrize("finding", FINDINGS, ids=lambda f: f.id)
@@ -116,14 +124,19 @@ def test_to_dict_is_what_results_json_carries():
 # ---------------------------------------------------------------------------------------------
 
 
+POLARS_ABSOLUTE = ("InvalidTable[invalid_table]: FileNotFoundError: No such file or directory (os error 2): "
+                   "...e/delta/absolute-paths/part-00000-x.zstd.parquet (set POLARS_VERBOSE=1 to see full path)")
+
+
 class _Fake(Engine):
     name = "polars"
 
-    def __init__(self, reasons=None):
+    def __init__(self, reasons=None, version="1.44.2 (deltalake 1.6.6, pyiceberg 0.12.0)"):
         self._reasons = reasons or {}
+        self._version = version
 
     def version(self):
-        return "0"
+        return self._version
 
     def capabilities(self):
         return Capabilities(read=frozenset({"delta"}), unsupported={"delta": self._reasons})
@@ -141,8 +154,11 @@ def _case(slug):
 def test_runner_attaches_registered_finding_and_capability_gap():
     from conformance.runner import explain_cell
 
-    got = explain_cell(_case("absolute-paths"), Expected(), _Fake(), "error")
+    got = explain_cell(_case("absolute-paths"), Expected(), _Fake(), "error", text=POLARS_ABSOLUTE)
     assert got["id"] == "absolute-add-path-joined-to-root" and got["spec"].startswith("The spec supports")
+    # another message on the same cell, or another version of the engine: not this finding
+    assert explain_cell(_case("absolute-paths"), Expected(), _Fake(), "error", text="ImportError: x") is None
+    assert explain_cell(_case("absolute-paths"), Expected(), _Fake(version="1.45.0"), "error", text=POLARS_ABSOLUTE) is None
     assert explain_cell(_case("absolute-paths"), Expected(), _Fake(), "pass") is None
     assert explain_cell(_case("basic-append"), Expected(), _Fake(), "fail") is None
     # an unregistered unsupported cell that the engine declared: explained by its capability reason
@@ -227,17 +243,26 @@ def test_bad_finding_shape_is_a_schema_problem(results_doc):
 # ---------------------------------------------------------------------------------------------
 
 
-def _judge(slug, statuses, reasons=None):
+def _judge(slug, statuses, reasons=None, message=None, version=None):
     from conformance.suites.cross_engine.test_cross_engine import _judge_published
 
     case = _case(slug)
-    cells = [(exp, status, f"msg {status}", "") for exp, status in zip(case.expected, statuses)]
-    _judge_published(case, "polars", _Fake(reasons), cells)
+    cells = [(exp, status, message or f"msg {status}", "") for exp, status in zip(case.expected, statuses)]
+    fake = _Fake(reasons) if version is None else _Fake(reasons, version=version)
+    _judge_published(case, "polars", fake, cells)
 
 
 def test_suite_xfails_a_registered_non_pass_with_its_explanation():
     with pytest.raises(pytest.xfail.Exception, match="absolute-add-path-joined-to-root"):
-        _judge("absolute-paths", ["error"])
+        _judge("absolute-paths", ["error"], message=POLARS_ABSOLUTE)
+
+
+def test_suite_fails_another_cause_on_a_registered_cell_and_a_new_engine_version():
+    # same case, same status, another message: new, and the entry no longer reproduces
+    with pytest.raises(pytest.fail.Exception, match="(?s)not in the delta findings.*stale finding"):
+        _judge("absolute-paths", ["error"], message="EngineError: ConnectionRefusedError: store down")
+    with pytest.raises(pytest.fail.Exception, match="stale finding 'absolute-add-path-joined-to-root'.*seen with 1.44.2"):
+        _judge("absolute-paths", ["error"], message=POLARS_ABSOLUTE, version="1.45.0 (deltalake 1.6.6)")
 
 
 def test_suite_fails_an_unregistered_non_pass():
@@ -258,3 +283,41 @@ def test_suite_skips_declared_capability_gaps():
     with pytest.raises(pytest.skip.Exception, match="needs|msg unsupported"):
         _judge("deletion-vectors", ["unsupported"] * n, {"deletionVectors": "no DVs"})
     _judge("basic-append", ["pass"] * 3)  # all pass, nothing registered: the test passes
+
+
+def _cell(case, reader, status, message, finding=None, writer="reference"):
+    return {"case": case, "reader": reader, "writer": writer, "status": status, "message": message, "diff": "",
+            **({"finding": {"source": "registry", "id": finding}} if finding else {})}
+
+
+def test_a_finding_matches_only_its_message_and_its_engine_version():
+    f = Finding(id="x", engines=("alpha",), cases=("delta/neg-*",), status="error", cause="c", spec="s",
+                rules=("DELTA-LOG-001",), section="s", versions={"alpha": "1.2.3 (beta 4.5)"},
+                pattern=r"Kernel error: No protocol found")
+    text = "InvalidTable: Kernel error: No protocol found in delta log."
+    assert explain("delta/neg-gap", "alpha", "error", [f], text=text, engine_version="1.2.3 (beta 4.5, gamma 6.7)") is f
+    assert explain("delta/neg-gap", "alpha", "error", [f], text="ImportError: No module named 'alpha_core'") is None
+    assert explain("delta/neg-gap", "alpha", "error", [f], text=text, engine_version="1.3.0 (beta 4.5)") is None
+
+
+def test_verify_tells_reproduced_gone_drifted_and_unreachable():
+    from conformance.findings.verify import judge
+
+    def finding(fid, **kw):
+        base = dict(engines=("alpha",), cases=("delta/neg-gap",), status="error", cause="c", spec="s",
+                    rules=("DELTA-LOG-001",), section="s", pattern="boom", versions={"alpha": "1.0"})
+        return Finding(id=fid, **{**base, **kw})
+
+    reproduced, gone = finding("reproduced"), finding("gone", cases=("delta/basic",))
+    drifted, elsewhere = finding("drifted", cases=("delta/dv",)), finding("s3-only", stores=("minio",))
+    offline = finding("offline", engines=("beta",), versions={"beta": "2.0"})
+    rows = [
+        _cell("delta/neg-gap", "alpha", "error", "boom", finding="reproduced"),
+        _cell("delta/basic", "alpha", "pass", ""),
+        _cell("delta/dv", "alpha", "error", "a different failure"),
+        _cell("delta/neg-gap", "beta", "skip", "engine unavailable: not installed"),
+    ]
+    engines = {"alpha": {"version": "1.0.0 (delta 1.0)"}, "beta": {"unavailable": "not installed"}}
+    got = {v.finding.id: v.outcome for v in judge([reproduced, gone, drifted, elsewhere, offline], rows, "local", engines)}
+    assert got == {"reproduced": "reproduced", "gone": "gone", "drifted": "drifted", "s3-only": "unreachable",
+                   "offline": "unreachable"}

@@ -126,6 +126,15 @@ def test_expected_error_raised_or_silently_returned(store):
     assert st[("fake/neg", "inv", None)][1].startswith("raised as expected")
 
 
+def test_a_passing_cell_says_what_it_checked():
+    from conformance.runner import checked
+
+    assert checked(Expected(rows=ROWS, metadata={"a": 1}), "pass") == ["rows", "metadata"]
+    assert checked(Expected(rows=ROWS, metadata={"a": 1}), "partial") == ["rows"]
+    assert checked(Expected(error="invalid_table"), "pass", "raised as expected: InvalidTable: x") == ["refusal"]
+    assert checked(Expected(rows=ROWS, error_allowed="unsupported"), "pass", "refused, which the spec allows: x") == ["refusal"]
+
+
 @pytest.mark.parametrize("mode", ["raise", "panic", "import", "storage", "internal", "plain-kit-error"])
 def test_a_failure_that_is_no_refusal_never_passes_a_negative_case(store, mode):
     """An exception the adapter did not translate into invalid table or unsupported (a crash, an

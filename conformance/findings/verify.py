@@ -1,0 +1,139 @@
+"""``lakeconf findings verify``: does every registry entry still reproduce, and still explain its cells?
+
+Each entry names its cells: its cases (globs), its engines (readers; ``*`` for a writer-side cause),
+its writers and its stores. Verification runs those cells (or reads a results.json that holds
+them) and judges each entry reachable here:
+
+* ``reproduced``    at least one of its cells shows its status with its pattern and carries it;
+* ``gone``          none does any more: the engine was fixed or behaves differently (stale entry);
+* ``drifted``       one of its cells has its status but another message, and nothing explains it:
+                    the entry no longer explains a cell it used to (a new cause hides there);
+* ``unreachable``   not verifiable here (another store, an engine or writer not installed), with why.
+
+``gone`` and ``drifted`` fail verification; ``unreachable`` is reported, never counted as verified.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Mapping, Sequence
+
+from conformance.findings import Finding, all_findings
+
+
+@dataclass(slots=True)
+class Verdict:
+    """One entry's verification."""
+
+    finding: Finding
+    outcome: str  # reproduced | gone | drifted | unreachable
+    detail: str = ""
+    cells: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return self.outcome in ("reproduced", "unreachable")
+
+
+def _covered(f: Finding, r: Mapping[str, Any], store: str) -> bool:
+    return f.covers(r["case"], r["reader"], r.get("writer", "reference"), store)
+
+
+def _explanation(r: Mapping[str, Any], store: str, registry: Sequence[Finding], versions: Mapping[str, str]) -> str | None:
+    """What explains a cell under the registry as it is now: a finding id, ``other`` (a declared
+    capability, a case not built), or None. The cell's own recorded explanation is not trusted: the
+    registry may have changed since the run."""
+    from conformance.findings import FINDING_STATUSES, explain
+
+    if r["status"] not in FINDING_STATUSES:
+        return None
+    f = explain(r["case"], r["reader"], r["status"], registry, writer=r.get("writer", "reference"), store=store,
+                text=f"{r.get('message', '')}\n{r.get('diff', '')}", engine_version=versions.get(r["reader"], ""))
+    if f is not None:
+        return f.id
+    recorded = r.get("finding")
+    return "other" if isinstance(recorded, Mapping) and recorded.get("source") != "registry" else None
+
+
+def judge(findings: Iterable[Finding], results: Sequence[Mapping[str, Any]], store: str,
+          engines: Mapping[str, Mapping[str, Any]] | None = None) -> list[Verdict]:
+    """Each finding against the cells of one run (results.json rows) on ``store``.
+
+    ``engines``: name -> the run's engine entry (``version``, ``unavailable``), to tell a finding
+    whose engine did not run from one that no longer reproduces.
+    """
+    engines = engines or {}
+    findings = list(findings)
+    registry = list(all_findings())
+    versions = {name: str(e.get("version", "")) for name, e in engines.items()}
+    out = []
+    for f in findings:
+        if not any(fnmatch.fnmatchcase(store, s) for s in f.stores):
+            out.append(Verdict(f, "unreachable", f"shows on stores {', '.join(f.stores)}, this run is on {store}"))
+            continue
+        cells = [r for r in results if _covered(f, r, store)]
+        ran = [r for r in cells if r["status"] != "skip"]
+        if not ran:
+            why = "; ".join(sorted({r.get("message", "")[:120] for r in cells})) or "none of its cells ran here"
+            missing = [e for e in f.engines if e != "*" and engines.get(e, {}).get("unavailable")]
+            if missing:
+                why = f"engine(s) {', '.join(missing)} not usable here"
+            out.append(Verdict(f, "unreachable", why))
+            continue
+        now = [(r, _explanation(r, store, registry + [x for x in findings if x not in registry], versions)) for r in ran]
+        mine = [r for r, why in now if why == f.id]
+        drifted = [r for r, why in now if r["status"] == f.status and why is None]
+        if drifted:
+            r = drifted[0]
+            out.append(Verdict(f, "drifted", f"{r['case']} read by {r['reader']} (writer {r.get('writer')}): "
+                                             f"{r['status']} without explanation: {r.get('message', '')[:200]}", drifted))
+        elif mine:
+            out.append(Verdict(f, "reproduced", f"{len(mine)} cell(s)", mine))
+        else:
+            seen = ", ".join(sorted({f"{r['reader']} {r['status']}" for r in ran}))
+            running = "; ".join(f"{e} {engines[e].get('version')}" for e in f.engines if e in engines)
+            out.append(Verdict(f, "gone", f"no cell shows {f.status} matching {f.pattern!r} (now: {seen}; "
+                                          f"running {running or 'the engines'}; seen with "
+                                          f"{', '.join(f'{k} {v}' for k, v in f.versions.items()) or '-'})"))
+    return out
+
+
+def selection(findings: Sequence[Finding], store: str, available: Iterable[str]) -> tuple[list[str], list[str]]:
+    """(case-id globs, engine names) a run needs to reach ``findings`` on ``store``."""
+    names = set(available)
+    patterns: list[str] = []
+    wanted: set[str] = {"reference"}
+    for f in findings:
+        if not any(fnmatch.fnmatchcase(store, s) for s in f.stores):
+            continue
+        patterns.extend(p for p in f.cases if p not in patterns)
+        readers = names if f.engines == ("*",) else set(f.engines)
+        writers = {n for n in names if any(fnmatch.fnmatchcase(n, w) for w in f.writers)}
+        wanted |= (readers | writers) & names
+    return patterns, sorted(wanted)
+
+
+def render(verdicts: Sequence[Verdict]) -> str:
+    """One line per entry, grouped by outcome, and a summary line."""
+    order = {"gone": 0, "drifted": 1, "unreachable": 2, "reproduced": 3}
+    lines = []
+    for v in sorted(verdicts, key=lambda v: (order[v.outcome], v.finding.id)):
+        lines.append(f"{v.outcome:<11} {v.finding.id}: {v.detail}")
+    counts = {k: sum(1 for v in verdicts if v.outcome == k) for k in order}
+    lines.append("findings verify: " + ", ".join(f"{n} {k}" for k, n in counts.items())
+                 + ("" if all(v.ok for v in verdicts) else "; FAILED (update or remove the entries named above)"))
+    return "\n".join(lines)
+
+
+def select(ids: Sequence[str] | None = None, fmt: str | None = None) -> list[Finding]:
+    """The registry entries to verify: all, or those with the given ids, or one format's."""
+    found = list(all_findings())
+    if fmt:
+        found = [f for f in found if all(c.startswith(f"{fmt}/") for c in f.cases)]
+    if ids:
+        unknown = set(ids) - {f.id for f in found}
+        if unknown:
+            raise KeyError(f"no finding with id {', '.join(sorted(unknown))}")
+        found = [f for f in found if f.id in ids]
+    return found
