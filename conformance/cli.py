@@ -306,16 +306,23 @@ def _write_junit(doc: dict, path: str) -> str:
         raise CliError("cannot write", f"{path}: {exc.strerror or exc}", "choose a writable --junit-xml path") from None
 
 
+def _selected_findings(args: argparse.Namespace) -> list:
+    """The registry entries ``--ids`` / ``--format`` select (all by default)."""
+    from conformance.findings.verify import select
+
+    ids = [x.strip() for x in args.ids.split(",") if x.strip()] if args.ids else None
+    try:
+        return select(ids, args.format)
+    except KeyError as exc:
+        raise CliError("usage error", str(exc.args[0]), "list the ids in conformance/formats/<format>/findings.py") from None
+
+
 def cmd_findings_verify(args: argparse.Namespace) -> int:
     """Replay every registry entry's own cells (or judge a results.json) and say which still hold."""
     from conformance.findings import verify as V
     from conformance.report import ResultsError, load_results
 
-    ids = [x.strip() for x in args.ids.split(",") if x.strip()] if args.ids else None
-    try:
-        findings = V.select(ids, args.format)
-    except KeyError as exc:
-        raise CliError("usage error", str(exc.args[0]), "list the ids in conformance/formats/<format>/findings.py") from None
+    findings = _selected_findings(args)
     if args.results:
         try:
             doc = load_results(args.results)
@@ -332,15 +339,10 @@ def cmd_findings_verify(args: argparse.Namespace) -> int:
 def cmd_findings_export(args: argparse.Namespace) -> int:
     """A self-contained folder per engine-bug finding: the table, a public-API script, the spec clause."""
     from conformance.engines.registry import load_engines
-    from conformance.findings import verify as V
     from conformance.findings.export import export
     from conformance.runner import load_cases
 
-    ids = [x.strip() for x in args.ids.split(",") if x.strip()] if args.ids else None
-    try:
-        findings = V.select(ids, args.format)
-    except KeyError as exc:
-        raise CliError("usage error", str(exc.args[0]), "list the ids in conformance/formats/<format>/findings.py") from None
+    findings = _selected_findings(args)
     # the adapters only write snippets here: no engine is started (Spark needs no JVM for it)
     engines = {e.name: e for e in load_engines(None, include_opt_in=True) if e.available() is None}
     out = os.path.abspath(args.dir)
