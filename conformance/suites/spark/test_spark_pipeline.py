@@ -33,10 +33,12 @@ def test_spark_writes_and_reads_on_minio(spark_engine, tmp_path, monkeypatch, ca
             assert (case, spark, reader) in by_writer, f"{reader} did not read Spark's {case}"
             assert (case, "reference", reader) in by_writer
     spark_built = [r for r in doc["results"] if r["writer"] == spark]
-    assert all(r["status"] in ("pass", "unsupported") for r in spark_built), [
-        (r["case"], r["reader"], r["status"], r["message"]) for r in spark_built if r["status"] not in ("pass", "unsupported")]
+    # partial: the rows match and the reader cannot describe the table's metadata (DuckDB, Polars, Daft)
+    fine = ("pass", "partial", "unsupported")
+    assert all(r["status"] in fine for r in spark_built), [
+        (r["case"], r["reader"], r["status"], r["message"]) for r in spark_built if r["status"] not in fine]
     assert all(r["status"] == "pass" for r in doc["results"] if r["reader"] == "reference")
     # Spark reads every table, or refuses it for a registered reason (delta-spark 3.3 and the
     # variantType feature delta-rs lists, say).
-    assert all(r["status"] == "pass" or r.get("finding") for r in doc["results"] if r["reader"] == spark)
+    assert all(r["status"] in ("pass", "partial") or r.get("finding") for r in doc["results"] if r["reader"] == spark)
     assert code == 0, printed
