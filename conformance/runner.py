@@ -14,7 +14,7 @@ the expected result. Each (case, writer, reader, version) cell gets one status:
                   anything its adapter could not name) where a refusal was expected; or the
                   build failed;
 * ``partial``     the rows match, but the metadata the case expects could not be checked (the
-                  engine cannot describe tables): counted apart from passes;
+                  engine gives no metadata for it): counted apart from passes;
 * ``unsupported`` the case needs a capability the engine does not declare, or the engine itself
                   raised ``Unsupported``;
 * ``skip``        the engine is not usable here (not installed), or no selected writer builds it.
@@ -331,7 +331,7 @@ def check_cell(case: Case, expected: Expected, reader: Engine, table: TableRef) 
         except BaseException as exc:  # noqa: BLE001
             return "error", _short(f"rows match, but describing the table failed: {describe_exception(exc)}"), ""
         if facts is None:
-            return "partial", "rows match; metadata not checked: the engine cannot describe tables", ""
+            return "partial", "rows match; metadata not checked: the engine gave no metadata for this table (describe returned nothing)", ""
         wrong = _metadata_mismatches(expected.metadata, facts, case.format)
         if wrong:
             return "fail", _short("metadata: " + "; ".join(wrong)), "\n".join(wrong)
