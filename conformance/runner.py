@@ -331,7 +331,7 @@ def check_cell(case: Case, expected: Expected, reader: Engine, table: TableRef) 
         except BaseException as exc:  # noqa: BLE001
             return "error", _short(f"rows match, but describing the table failed: {describe_exception(exc)}"), ""
         if facts is None:
-            return "partial", "rows match; metadata not checked: the engine gave no metadata for this table (describe returned nothing)", ""
+            return "partial", "rows match; metadata not checked: the engine gave no metadata for this table", ""
         wrong = _metadata_mismatches(expected.metadata, facts, case.format)
         if wrong:
             return "fail", _short("metadata: " + "; ".join(wrong)), "\n".join(wrong)
