@@ -65,7 +65,17 @@ def judge(findings: Iterable[Finding], results: Sequence[Mapping[str, Any]], sto
     """
     engines = engines or {}
     findings = list(findings)
+    # the registry as it is now, with the judged entries (a caller may judge entries of its own);
+    # each cell is explained once, whichever entries cover it
     registry = list(all_findings())
+    registry += [x for x in findings if x not in registry]
+    why: dict[int, str | None] = {}
+
+    def explained(r: Mapping[str, Any]) -> str | None:
+        if id(r) not in why:
+            why[id(r)] = _explanation(r, store, registry, versions)
+        return why[id(r)]
+
     versions = {name: str(e.get("version", "")) for name, e in engines.items()}
     out = []
     for f in findings:
@@ -81,7 +91,7 @@ def judge(findings: Iterable[Finding], results: Sequence[Mapping[str, Any]], sto
                 why = f"engine(s) {', '.join(missing)} not usable here"
             out.append(Verdict(f, "unreachable", why))
             continue
-        now = [(r, _explanation(r, store, registry + [x for x in findings if x not in registry], versions)) for r in ran]
+        now = [(r, explained(r)) for r in ran]
         mine = [r for r, why in now if why == f.id]
         drifted = [r for r, why in now if r["status"] == f.status and why is None]
         if drifted:

@@ -11,6 +11,7 @@ import struct
 import fastavro
 import pytest
 
+from reference_impl.common.bounded import write_long
 from reference_impl.errors import InvalidTable
 from reference_impl.iceberg import avro as A
 from reference_impl.iceberg import manifests as MF
@@ -549,26 +550,16 @@ def test_v1_manifest_spec_without_field_ids_reads_in_a_v2_table():
         MF.read_manifest(write(3), table_version=2)
 
 
-def _zigzag(n: int) -> bytes:
-    z, out = (n << 1) ^ (n >> 63), bytearray()
-    while True:
-        if z < 0x80:
-            out.append(z)
-            return bytes(out)
-        out.append((z & 0x7F) | 0x80)
-        z >>= 7
-
-
 @pytest.mark.rule("ICEBERG-MLIST-002", "ICEBERG-MANIFEST-002")
 def test_a_damaged_item_count_is_refused_before_it_is_allocated():
     # One manifest_file record whose `partitions` array claims 2**40 items. Every item of a manifest
     # schema takes at least a byte, so decoding runs out of bytes after a few: refused, nothing large built.
     empty = MF.write_manifest_list([], format_version=1, snapshot_id=1, codec="null")
     sync = empty[-16:]
-    payload = (_zigzag(len(b"m")) + b"m" + _zigzag(5) + _zigzag(0) + _zigzag(1)  # path, length, spec id, snapshot id
-               + _zigzag(0) * 3 + _zigzag(0) * 3  # six null counts (union branch 0)
-               + _zigzag(1) + _zigzag(2**40)  # partitions: non-null branch, then the huge count
-               + _zigzag(0) * 2)
-    data = empty + _zigzag(1) + _zigzag(len(payload)) + payload + sync
+    payload = (write_long(len(b"m")) + b"m" + write_long(5) + write_long(0) + write_long(1)  # path, length, spec id, snapshot id
+               + write_long(0) * 3 + write_long(0) * 3  # six null counts (union branch 0)
+               + write_long(1) + write_long(2**40)  # partitions: non-null branch, then the huge count
+               + write_long(0) * 2)
+    data = empty + write_long(1) + write_long(len(payload)) + payload + sync
     with pytest.raises(InvalidTable, match="not a readable Avro file"):
         MF.read_manifest_list(data, path="snap.avro")
