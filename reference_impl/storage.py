@@ -331,6 +331,8 @@ class S3Storage(Storage):
         base = f"{self.prefix}/" if self.prefix else ""
         for page in self._client.get_paginator("list_objects_v2").paginate(**kwargs):
             for obj in page.get("Contents", []):
+                if obj["Key"].endswith("/"):
+                    continue  # a directory marker (Hadoop's S3A writes them, so do consoles): no file
                 yield FileInfo(
                     path=obj["Key"][len(base) :],
                     size=obj["Size"],

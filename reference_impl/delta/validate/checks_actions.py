@@ -248,7 +248,9 @@ _INT_RANGES = {"byte": 8, "short": 16, "integer": 32, "long": 64}
 _TS_RE = re.compile(r"^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(\.\d{1,6})?$", re.ASCII)
 _TS_ISO_RE = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?Z$", re.ASCII)
 _DATE_RE = re.compile(r"^(\d{4})-(\d{1,2})-(\d{1,2})$", re.ASCII)
-_FLOAT_RE = re.compile(r"^[+-]?(\d{1,40}(\.\d*)?|\.\d{1,40})([eE][+-]?\d{1,40})?$|^(NaN|[+-]?Infinity)$", re.ASCII)
+# A double's plain (exponent-free) form, as delta-rs writes it, runs to 309 integer digits (1e308) and
+# 1,074 fraction digits (5e-324): a bound below that flags valid values.
+_FLOAT_RE = re.compile(r"^[+-]?(\d{1,400}(\.\d{0,1100})?|\.\d{1,1100})([eE][+-]?\d{1,5})?$|^(NaN|[+-]?Infinity)$", re.ASCII)
 _DEC_RE = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$")
 
 

@@ -469,7 +469,9 @@ def _read_parquet_source(source: "str | bytes"):
     import pyarrow.parquet as pq
 
     if isinstance(source, str):
-        table = pq.ParquetFile(source).read(use_threads=False)
+        # INT96 (Spark's legacy timestamps) as microseconds, as read_parquet does: the nanosecond
+        # default wraps years outside 1677..2262 (0001-01-01 reads as 1754-08-30).
+        table = pq.ParquetFile(source, coerce_int96_timestamp_unit="us").read(use_threads=False)
         table.validate(full=True)  # strings must be UTF-8 (see parquet_io.read_parquet)
         return table
     return read_parquet(source)

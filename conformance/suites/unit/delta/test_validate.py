@@ -250,3 +250,23 @@ def test_inline_dv_with_z85_padding_is_valid(tmp_path):
     assert validate_table(t.write(str(tmp_path / "t"))) == []
     dv["cardinality"] = 2
     assert [v.rule for v in validate_table(t.write(str(tmp_path / "u")))] == ["DELTA-DV-010"]
+
+
+@pytest.mark.rule("DELTA-STATS-005")
+def test_int96_timestamps_outside_the_nanosecond_range_are_read_as_written(tmp_path):
+    """Spark writes INT96 timestamps; 0001-01-01 must not wrap to 1754 and make true stats look wrong
+    (found by judging Spark's tables: its all-primitive-types table was flagged on the local store only)."""
+    import datetime as dt
+
+    import pyarrow.parquet as pq
+
+    from reference_impl.delta.validate.context import _read_parquet_source
+
+    path = str(tmp_path / "int96.parquet")
+    far = [dt.datetime(1, 1, 1, tzinfo=dt.timezone.utc), dt.datetime(9999, 12, 31, 23, 59, 59, 999000, tzinfo=dt.timezone.utc)]
+    pq.write_table(pa.table({"ts": pa.array(far, pa.timestamp("us", tz="UTC"))}), path,
+                   use_deprecated_int96_timestamps=True)
+    assert pq.read_schema(path).field("ts").type.unit == "ns"  # what pyarrow makes of INT96 by default
+    for source in (path, open(path, "rb").read()):
+        got = _read_parquet_source(source).column("ts").to_pylist()
+        assert [v.replace(tzinfo=dt.timezone.utc) for v in got] == far

@@ -67,3 +67,12 @@ def test_paths_cannot_escape_the_root(storage):
 def test_open_storage_s3_uri(minio):
     st = open_storage(f"s3://{minio.bucket}/abc", s3=minio.s3_config)
     assert isinstance(st, S3Storage) and st.root == f"s3://{minio.bucket}/abc"
+
+
+def test_directory_markers_are_not_files(storage):
+    """Hadoop's S3A (Spark) writes an empty object named ``<dir>/`` for each directory it makes; a
+    listing must not return it as a file (the validator then flagged ``_staged_commits/`` by name)."""
+    storage._client.put_object(Bucket=storage.bucket, Key=storage._key("_delta_log/_staged_commits") + "/", Body=b"")
+    storage.put_if_absent("_delta_log/00000000000000000000.json", b"{}\n")
+    assert [f.path for f in storage.list("_delta_log/_staged_commits")] == []
+    assert [f.path for f in storage.walk()] == ["_delta_log/00000000000000000000.json"]
