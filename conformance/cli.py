@@ -167,7 +167,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         store.close()  # stops a MinIO started for the run (its data goes with it)
     results_path = write_results(outcome.document, out)
     md, html = write_report(outcome.document, out)
-    v = verdict(outcome.document["results"])
+    v = verdict(outcome.document["results"], outcome.document.get("writer_checks", ()))
     print(f"wrote {results_path}, {md}, {html}")
     if args.junit_xml:
         print(f"wrote {_write_junit(outcome.document, args.junit_xml)}")
@@ -331,7 +331,7 @@ def cmd_findings_verify(args: argparse.Namespace) -> int:
     else:
         doc = _verification_run(args, findings, V)
     entries = {e["name"]: e for e in doc.get("engines", [])}
-    verdicts = V.judge(findings, doc["results"], doc.get("store", "local"), entries)
+    verdicts = V.judge(findings, doc["results"], doc.get("store", "local"), entries, doc.get("writer_checks") or [])
     print(V.render(verdicts))
     return EXIT_OK if all(v.ok for v in verdicts) else EXIT_FINDINGS
 

@@ -249,6 +249,10 @@ class Case:
     expected: tuple[Expected, ...]
     writers: tuple[str, ...] | None = None  # restrict which writers build it (None: any that can)
     notes: str = ""  # what a reader of the report should know (a known spec ambiguity, ...)
+    # The rule ids the built table breaks by design (a negative case, a layout readers must still
+    # read): the reference validator must flag exactly these on the reference writer's table, and
+    # they are expected, not a writer's finding, on any other writer's.
+    violates: tuple[str, ...] = ()
 
     @property
     def slug(self) -> str:

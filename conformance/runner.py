@@ -45,6 +45,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence, TextIO
 from conformance.compare import compare
 from conformance.engines.base import REF_TRAVEL, TIME_TRAVEL, TIMESTAMP_TRAVEL, Engine
 from conformance.findings import FINDING_STATUSES, capability_explanation, explain, not_built_explanation
+from conformance.writer_checks import check as check_writer
 from conformance.model import Case, Expected, Result, TableRef
 from conformance.redact import redact, register_secret
 from conformance.storage import Store
@@ -378,6 +379,7 @@ def _case_entry(case: Case) -> dict[str, Any]:
         "rules": list(case.rules),
         "features": list(case.features),
         "notes": case.notes,
+        "violates": list(case.violates),
         "expected": [
             {
                 "version": e.version,
@@ -426,7 +428,8 @@ class Lane:
     one thing at a time.
     """
 
-    def __init__(self, engine: Engine, *, serial: bool, errors: list[BaseException], pending: "Pending") -> None:
+    def __init__(self, engine: Engine | None, *, serial: bool, errors: list[BaseException], pending: "Pending",
+                 name: str | None = None) -> None:
         self.engine = engine
         self.serial = serial
         self.unavailable: str | None = None
@@ -436,7 +439,7 @@ class Lane:
         self._jobs: "queue.Queue[Callable[[], None] | None]" = queue.Queue()
         self._thread: threading.Thread | None = None
         if not serial:
-            self._thread = threading.Thread(target=self._loop, name=f"lakeconf-{engine.name}", daemon=True)
+            self._thread = threading.Thread(target=self._loop, name=f"lakeconf-{name or engine.name}", daemon=True)
             self._thread.start()
 
     def submit(self, job: Callable[[], None]) -> None:
@@ -511,6 +514,9 @@ def run(
     errors: list[BaseException] = []
     pending = Pending()
     lanes = {e.name: Lane(e, serial=serial, errors=errors, pending=pending) for e in everyone}
+    # The reference validator judges each built table in a lane of its own, beside the reads.
+    validator = Lane(None, serial=serial, errors=errors, pending=pending, name="validator")
+    writer_checks: list[tuple[tuple[int, int], dict[str, Any]]] = []
     for lane in lanes.values():
         try:
             lane.unavailable = lane.engine.available()
@@ -601,6 +607,15 @@ def run(
 
         return job
 
+    def check_job(order: tuple[int, int], case: Case, writer: Engine, table: TableRef) -> Callable[[], None]:
+        def job() -> None:
+            entry = check_writer(case, writer.name, table, store=store.name, writer_version=_version_of(writer))
+            if entry is not None:
+                with lock:
+                    writer_checks.append((order, entry))
+
+        return job
+
     def build_job(ci: int, wi: int, case: Case, writer: Engine, case_readers: list[Engine]) -> Callable[[], None]:
         def job() -> None:
             mark = _log_mark(writer)
@@ -608,6 +623,8 @@ def run(
             build_log = _log_since(writer, mark) if status == "error" else None
             with lock:
                 built_seconds[(writer.name, case.id)] = seconds
+            if status is None:
+                validator.submit(check_job((ci, wi), case, writer, table))
             for ri, reader in enumerate(case_readers):
                 for ei, exp in enumerate(case.expected):
                     order = (ci, wi, ri, ei)
@@ -642,6 +659,7 @@ def run(
     finally:
         for lane in lanes.values():
             lane.stop()
+        validator.stop()
         for worker in workers.values():
             worker.close()
     if errors:
@@ -676,12 +694,15 @@ def run(
             "run_seconds": round(time.perf_counter() - run_started, 3),
             "build_seconds": {k: round(v, 3) for k, v in build_seconds.items()},
             "read_seconds": {k: round(v, 3) for k, v in read_seconds.items()},
+            "validate_seconds": round(sum(e.get("seconds", 0.0) for _, e in writer_checks), 3),
             "parallel": not serial,
         },
         "isolated": sorted(workers),
         "engines": [_engine_entry(e, lanes[e.name].unavailable) for e in engines]
         + [_engine_entry(e, lanes[e.name].unavailable) | {"roles": ["writer"]} for e in builders if e.name not in names],
         "results": rows,
+        # one entry per built table: the reference validator's verdict on what the writer wrote
+        "writer_checks": [entry for _, entry in sorted(writer_checks, key=lambda c: c[0])],
         "cases": {c.id: _case_entry(c) for c in cases},
     }
     return RunOutcome(document=document, results=results)
@@ -807,11 +828,13 @@ class Verdict:
     counts: Mapping[str, int]
     unexplained: int
     reference_failures: int
+    tables_checked: int = 0  # tables the reference validator judged (``writer_checks``)
+    writer_unexplained: int = 0  # violations (or validator failures) nothing accounts for
 
     @property
     def ok(self) -> bool:
-        """Every non-pass explained and the reference read everything right (exit 0)."""
-        return self.unexplained == 0 and self.reference_failures == 0
+        """Every non-pass and every violation explained, and the reference read everything right (exit 0)."""
+        return self.unexplained == 0 and self.reference_failures == 0 and self.writer_unexplained == 0
 
     def line(self) -> str:
         """The one-line summary ``lakeconf run`` prints."""
@@ -821,14 +844,18 @@ class Verdict:
         parts = ", ".join(f"{self.counts.get(s, 0)} {s}" for s in STATUSES)
         return (
             f"{total} cells: {parts}; unexplained {self.unexplained}; "
-            f"reference failures {self.reference_failures}"
+            f"reference failures {self.reference_failures}; {self.tables_checked} tables validated, "
+            f"unexplained violations {self.writer_unexplained}"
         )
 
 
-def verdict(rows: Iterable[Mapping[str, Any]]) -> Verdict:
+def verdict(rows: Iterable[Mapping[str, Any]], writer_checks: Iterable[Mapping[str, Any]] = ()) -> Verdict:
     """Judge results.json rows: a fail/error/unsupported cell without an explanation is unexplained;
     a fail/error of the reference reader is a reference failure unless a writer-side finding
-    explains it (the writer built a table nobody can read)."""
+    explains it (the writer built a table nobody can read). ``writer_checks``: the validator's
+    entries, each unexplained violation counted (``conformance.writer_checks.unexplained``)."""
+    from conformance.writer_checks import unexplained as unexplained_violations
+
     from conformance.model import STATUSES
 
     counts = {s: 0 for s in STATUSES}
@@ -843,4 +870,6 @@ def verdict(rows: Iterable[Mapping[str, Any]]) -> Verdict:
         if r.get("reader") == REFERENCE and status in ("fail", "error"):
             if not (explained and info.get("side") == "writer"):
                 reference_failures += 1
-    return Verdict(counts=counts, unexplained=unexplained, reference_failures=reference_failures)
+    checks = list(writer_checks)
+    return Verdict(counts=counts, unexplained=unexplained, reference_failures=reference_failures,
+                   tables_checked=len(checks), writer_unexplained=sum(len(unexplained_violations(e)) for e in checks))

@@ -60,6 +60,9 @@ def _check(cases: list[Case]) -> None:
         for r in c.rules:
             if r not in known:
                 problems.append(f"{c.id}: rule {r} is not in the {c.format} rule catalog")
+        for r in c.violates:
+            if r not in known:
+                problems.append(f"{c.id}: violates rule {r}, which is not in the {c.format} rule catalog")
         if not c.expected:
             problems.append(f"{c.id}: declares no expectation")
         declared = _declared_facts(c.format)

@@ -26,9 +26,12 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Iterable, Literal, Mapping
 
-FindingStatus = Literal["fail", "error", "unsupported"]
+FindingStatus = Literal["fail", "error", "unsupported", "violation"]
 Upstream = Literal["engine bug", "engine limitation", "spec ambiguity"]
-FINDING_STATUSES: tuple[str, ...] = ("fail", "error", "unsupported")
+FINDING_STATUSES: tuple[str, ...] = ("fail", "error", "unsupported")  # the cell statuses a finding explains
+# A writer-side finding about the tables a writer builds rather than a reader's cell: the reference
+# validator flags its rules on that writer's tables (``conformance.writer_checks``).
+VIOLATION = "violation"
 _VERSION_NUMBER = re.compile(r"\d+(?:\.\d+)+", re.ASCII)
 UPSTREAM_KINDS: tuple[str, ...] = ("engine bug", "engine limitation", "spec ambiguity")
 
@@ -39,8 +42,9 @@ class Finding:
 
     id: str  # short stable slug, shown in reports
     engines: tuple[str, ...]  # the readers whose cells it explains; ("*",) = every reader (a writer-side cause)
+    # (a ``violation`` entry is about no reader: engines=("*",), the writer in ``writers``)
     cases: tuple[str, ...]  # case ids, or fnmatch globs over case ids
-    status: FindingStatus  # the status class the explained cells have
+    status: FindingStatus  # the status class the explained cells have, or ``violation`` (a rule the writer breaks)
     cause: str  # one sentence: what the engine does
     spec: str  # which side the spec supports, and why (quotes the spec where short)
     rules: tuple[str, ...]  # rule ids from conformance/rules/<format>.md
@@ -133,6 +137,8 @@ def deviation_reason(finding_id: str, engine: str) -> str:
 def _by_engine() -> dict[str, tuple[Finding, ...]]:
     out: dict[str, list[Finding]] = {}
     for f in all_findings():
+        if f.status == VIOLATION:
+            continue  # about tables, never a reader's cell
         for engine in f.engines:
             out.setdefault(engine, []).append(f)
     return {k: tuple(v) for k, v in out.items()}
@@ -147,8 +153,13 @@ def findings_for(
         index = _by_engine()
         pool = index.get(engine, ()) + index.get("*", ())
     else:
-        pool = tuple(registry)
+        pool = tuple(f for f in registry if f.status != VIOLATION)
     return [f for f in pool if f.covers(case_id, engine, writer, store)]
+
+
+def violation_findings(registry: Iterable[Finding] | None = None) -> tuple[Finding, ...]:
+    """The writer-side entries about rules a writer's tables break (``status="violation"``)."""
+    return tuple(f for f in (all_findings() if registry is None else registry) if f.status == VIOLATION)
 
 
 def explain(

@@ -56,31 +56,70 @@ def _explanation(r: Mapping[str, Any], store: str, registry: Sequence[Finding], 
     return "other" if isinstance(recorded, Mapping) and recorded.get("source") != "registry" else None
 
 
+def _judge_violation(f: Finding, checks: Sequence[Mapping[str, Any]], store: str, registry: Sequence[Finding],
+                     versions: Mapping[str, str]) -> Verdict:
+    """A writer-side ``violation`` entry against the validator's verdicts on the tables its writers built."""
+    from conformance.writer_checks import explain_violation
+
+    tables = [e for e in checks if f.covers(e["case"], "*", e["writer"], store)]
+    if not tables:
+        return Verdict(f, "unreachable", f"no table of {', '.join(f.writers)} was built and validated here")
+    mine, drifted = [], []
+    for e in tables:
+        for v in e.get("violations", ()):
+            if v.get("declared") or v["rule"] not in f.rules:
+                continue
+            now = explain_violation(e["case"], e["writer"], v["rule"], v["message"], store=store,
+                                    writer_version=versions.get(e["writer"], ""), registry=registry)
+            row = {"case": e["case"], "writer": e["writer"], "rule": v["rule"], "message": v["message"]}
+            if now is not None and now.id == f.id:
+                mine.append(row)
+            elif now is None:
+                drifted.append(row)
+    if drifted:
+        r = drifted[0]
+        return Verdict(f, "drifted", f"{r['case']} written by {r['writer']}: {r['rule']} without explanation: "
+                                     f"{r['message'][:200]}", drifted)
+    if mine:
+        return Verdict(f, "reproduced", f"{len(mine)} violation(s) on {len({r['case'] for r in mine})} table(s)", mine)
+    seen = ", ".join(f"{k} {v}" for k, v in f.versions.items()) or "-"
+    now = "; ".join(f"{w} {versions.get(w, '?')}" for w in f.writers)
+    return Verdict(f, "gone", f"no table of {', '.join(f.writers)} shows {', '.join(f.rules)} matching {f.pattern!r} "
+                              f"(seen with {seen}; now {now})")
+
+
 def judge(findings: Iterable[Finding], results: Sequence[Mapping[str, Any]], store: str,
-          engines: Mapping[str, Mapping[str, Any]] | None = None) -> list[Verdict]:
-    """Each finding against the cells of one run (results.json rows) on ``store``.
+          engines: Mapping[str, Mapping[str, Any]] | None = None,
+          writer_checks: Sequence[Mapping[str, Any]] = ()) -> list[Verdict]:
+    """Each finding against the cells of one run (results.json rows) on ``store``; a writer-side
+    ``violation`` entry against the run's ``writer_checks``.
 
     ``engines``: name -> the run's engine entry (``version``, ``unavailable``), to tell a finding
     whose engine did not run from one that no longer reproduces.
     """
+    from conformance.findings import VIOLATION
+
     engines = engines or {}
     findings = list(findings)
     # the registry as it is now, with the judged entries (a caller may judge entries of its own);
     # each cell is explained once, whichever entries cover it
     registry = list(all_findings())
     registry += [x for x in findings if x not in registry]
-    why: dict[int, str | None] = {}
+    memo: dict[int, str | None] = {}
 
     def explained(r: Mapping[str, Any]) -> str | None:
-        if id(r) not in why:
-            why[id(r)] = _explanation(r, store, registry, versions)
-        return why[id(r)]
+        if id(r) not in memo:
+            memo[id(r)] = _explanation(r, store, registry, versions)
+        return memo[id(r)]
 
     versions = {name: str(e.get("version", "")) for name, e in engines.items()}
     out = []
     for f in findings:
         if not any(fnmatch.fnmatchcase(store, s) for s in f.stores):
             out.append(Verdict(f, "unreachable", f"shows on stores {', '.join(f.stores)}, this run is on {store}"))
+            continue
+        if f.status == VIOLATION:
+            out.append(_judge_violation(f, writer_checks, store, registry, versions))
             continue
         cells = [r for r in results if _covered(f, r, store)]
         ran = [r for r in cells if r["status"] != "skip"]
@@ -118,7 +157,8 @@ def selection(findings: Sequence[Finding], store: str, available: Iterable[str])
         if not any(fnmatch.fnmatchcase(store, s) for s in f.stores):
             continue
         patterns.extend(p for p in f.cases if p not in patterns)
-        readers = names if f.engines == ("*",) else set(f.engines)
+        # a violation is the validator's finding on the writer's tables: no reader is needed
+        readers = set() if f.status == "violation" else names if f.engines == ("*",) else set(f.engines)
         writers = {n for n in names if any(fnmatch.fnmatchcase(n, w) for w in f.writers)}
         wanted |= (readers | writers) & names
     return patterns, sorted(wanted)

@@ -66,6 +66,36 @@ class Explanation:
 
 
 @dataclass(slots=True)
+class WriterRule:
+    """One rule one writer's tables break (the writers x rules view)."""
+
+    writer: str
+    rule: str
+    message: str  # the validator's first message for it
+    cases: list[str]  # case ids, in results order
+    findings: list[str]  # registry ids that explain it
+    declared: int  # violations the cases declare (negative cases: broken by design)
+    unexplained: int  # violations nothing accounts for
+
+    @property
+    def by_design(self) -> bool:
+        """Every violation of it is one the cases declare (negative cases)."""
+        return bool(self.declared) and not self.findings and not self.unexplained
+
+    @property
+    def account(self) -> str:
+        """What accounts for the violations, in words."""
+        parts = []
+        if self.findings:
+            parts.append("finding " + ", ".join(self.findings))
+        if self.declared:
+            parts.append(f"declared by the case ({self.declared})")
+        if self.unexplained:
+            parts.append(f"UNEXPLAINED ({self.unexplained})")
+        return "; ".join(parts)
+
+
+@dataclass(slots=True)
 class Analysis:
     """Everything the renderers need."""
 
@@ -80,6 +110,10 @@ class Analysis:
     unexplained: list[tuple[Row, str]] = field(default_factory=list)  # (row, reader) of fail/error/unsupported cells without one
     writers: list[str] = field(default_factory=list)  # in first-seen order ("<format>: <writer>" when several formats)
     pairs: dict[tuple[str, str], dict[str, int]] = field(default_factory=dict)  # (writer, reader) -> status -> n
+    # The reference validator on every built table (results.json ``writer_checks``)
+    writer_tables: dict[str, dict[str, int]] = field(default_factory=dict)  # writer -> checked/clean/violations/error
+    writer_rules: list[WriterRule] = field(default_factory=list)  # by writer, then rule
+    writer_unexplained: list[str] = field(default_factory=list)  # one line per unexplained violation
 
     def pair_text(self, writer: str, reader: str) -> str:
         """One writer x reader summary cell: ``passed/total`` and the non-pass counts."""
@@ -153,8 +187,12 @@ def analyse(doc: dict[str, Any]) -> Analysis:
             if key not in explanations:
                 explanations[key] = Explanation(key=key, number=len(explanations) + 1, info=info)
             explanations[key].cells.append((row, reader))
+    tables, rules, lines = _writers(doc.get("writer_checks") or [])
     return Analysis(
         doc=doc,
+        writer_tables=tables,
+        writer_rules=rules,
+        writer_unexplained=lines,
         readers=readers,
         rows=list(rows.values()),
         counts=counts,
@@ -223,3 +261,20 @@ def _detail(reader: str, r: dict[str, Any], numbers: dict[str, int]) -> str:
         ref = f"[{numbers[key]}] " if key in numbers else ""
         return text + f" - known finding {ref}{info.get('id') or info.get('kind', '')}"
     return text + " - UNEXPLAINED (not in conformance/findings.py)"
+
+
+def _writers(entries: list[dict[str, Any]]) -> tuple[dict[str, dict[str, int]], list[WriterRule], list[str]]:
+    """Per writer: tables checked by outcome; the rules broken; the unexplained violations."""
+    from conformance.writer_checks import rules_by_writer, unexplained
+
+    tables: dict[str, dict[str, int]] = {}
+    lines: list[str] = []
+    for e in entries:
+        t = tables.setdefault(e["writer"], {"checked": 0, "clean": 0, "violations": 0, "error": 0})
+        t["checked"] += 1
+        t[e["status"]] = t.get(e["status"], 0) + 1
+        lines += [f"{e['case']} written by {e['writer']} ({e.get('store', '?')}): {line}" for line in unexplained(e)]
+    rules = [WriterRule(writer=w, rule=rule, message=v["message"], cases=v["cases"], findings=v["findings"],
+                        declared=v["declared"], unexplained=v["unexplained"])
+             for w, by_rule in rules_by_writer(entries).items() for rule, v in sorted(by_rule.items())]
+    return tables, rules, lines

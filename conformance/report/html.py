@@ -202,6 +202,8 @@ def render_html(doc: dict[str, Any], analysis: Analysis | None = None) -> str:
             parts.append(f"<tr><td>{escape(w)}</td>" + "".join(row) + "</tr>")
         parts.append("</table>")
 
+    parts.extend(_writers_section(a))
+
     parts.append('<h2 id="unexplained">Unexplained non-passes</h2>')
     if not a.unexplained:
         parts.append("<p>None: every fail, error and unsupported cell has a known explanation.</p>")
@@ -279,3 +281,40 @@ def _banner(a: Analysis) -> str:
         f'<div class="banner ok">0 unexplained non-pass cells; {explained} explained by '
         f"{len(a.explanations)} known finding(s).</div>"
     )
+
+
+def _writers_section(a: Analysis) -> list[str]:
+    """Writers x rules: what the reference validator found in each writer's tables."""
+    if not a.writer_tables:
+        return []
+    out = ['<h2 id="writers">Writers x rules</h2><p>The reference validator checked every table each writer built. '
+           "A declared violation is one the case breaks by design (a negative case); every other one must be a known "
+           "writer-side finding.</p><table><tr><th>writer</th><th>tables</th><th>clean</th><th>with violations</th>"
+           "<th>validator failed</th></tr>"]
+    for w, t in a.writer_tables.items():
+        out.append(f"<tr><td>{escape(w)}</td>" + "".join(f'<td class="num">{t.get(k, 0)}</td>' for k in
+                                                         ("checked", "clean", "violations", "error")) + "</tr>")
+    out.append("</table>")
+    if a.writer_unexplained:
+        out.append(f'<div class="banner new">{len(a.writer_unexplained)} unexplained violation(s)</div><ul>'
+                   + "".join(f'<li class="finding">{escape(line[:400])}</li>' for line in a.writer_unexplained) + "</ul>")
+    for w in a.writer_tables:
+        mine = [r for r in a.writer_rules if r.writer == w]
+        if not mine:
+            out.append(f"<p><b>{escape(w)}</b> breaks no rule.</p>")
+            continue
+        designed = [r for r in mine if r.by_design]
+        found = [r for r in mine if not r.by_design]
+        out.append(f"<p><b>{escape(w)}</b> breaks {len(found)} rule(s) on its own"
+                   + (f", and {len(designed)} by design on negative cases ({escape(', '.join(r.rule for r in designed))})"
+                      if designed else "") + ("." if not found else ":") + "</p>")
+        if not found:
+            continue
+        out.append("<table><tr><th>rule</th><th>tables</th><th>validator's message</th><th>accounted for by</th></tr>")
+        for r in found:
+            cases = ", ".join(r.cases[:6]) + (f" and {len(r.cases) - 6} more" if len(r.cases) > 6 else "")
+            style = ' style="background:#f8d7da"' if r.unexplained else ""
+            out.append(f"<tr{style}><td>{escape(r.rule)}</td><td title=\"{escape(cases)}\">{len(r.cases)}</td>"
+                       f"<td>{escape(r.message[:300])}</td><td>{escape(r.account)}</td></tr>")
+        out.append("</table>")
+    return out

@@ -7,6 +7,7 @@ import os
 from typing import Any
 
 from conformance.model import STATUSES
+from conformance.writer_checks import CHECK_STATUSES
 
 TOP_KEYS = {"generated_at": str, "store": str, "engines": list, "results": list}
 ENGINE_KEYS = {"name": str, "version": str, "roles": list}
@@ -48,6 +49,19 @@ def problems(doc: Any) -> list[str]:
             out.append(f"results[{i}].finding is not an object with 'cause' and 'spec' strings")
         if r.get("status") not in STATUSES:
             out.append(f"results[{i}].status {r.get('status')!r} is not one of {', '.join(STATUSES)}")
+        if len(out) > 20:
+            out.append("...")
+            break
+    checks = doc.get("writer_checks", [])  # absent in files written before writers were judged
+    if not isinstance(checks, list):
+        out.append("top-level key 'writer_checks' is not a list")
+        checks = []
+    for i, e in enumerate(checks):
+        if not isinstance(e, dict) or not all(isinstance(e.get(k), str) for k in ("case", "writer", "status")) \
+                or not isinstance(e.get("violations"), list):
+            out.append(f"writer_checks[{i}] lacks case/writer/status strings or a violations list")
+        elif e["status"] not in CHECK_STATUSES:
+            out.append(f"writer_checks[{i}].status {e['status']!r} is not one of {', '.join(CHECK_STATUSES)}")
         if len(out) > 20:
             out.append("...")
             break

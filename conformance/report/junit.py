@@ -49,6 +49,25 @@ def _case(r: dict[str, Any]) -> ET.Element:
     return tc
 
 
+def _writer_case(e: dict[str, Any]) -> ET.Element:
+    """One built table judged by the validator: its unexplained violations fail it; known ones are noted."""
+    from conformance.writer_checks import unexplained
+
+    tc = ET.Element("testcase", classname=f"lakeconf.writers.{e['writer']}.{e.get('format', '')}",
+                    name=f"{e['case']} written by {e['writer']} ({e.get('store', '')}) validates",
+                    time=f"{float(e.get('seconds') or 0):.3f}")
+    new = unexplained(e)
+    if e.get("status") == "error":
+        ET.SubElement(tc, "error", message=_clean(e.get("message", "")), type="validator failed")
+    elif new:
+        ET.SubElement(tc, "failure", message=_clean(new[0]), type="unexplained violation").text = _clean("\n".join(new))
+    elif e.get("violations"):
+        known = sorted({v["rule"] for v in e["violations"]})
+        ET.SubElement(tc, "system-out").text = _clean("violations accounted for (declared or known findings): "
+                                                      + ", ".join(known))
+    return tc
+
+
 def render_junit(doc: dict[str, Any]) -> str:
     """The JUnit XML document for a results.json document."""
     by_reader: dict[str, list[dict[str, Any]]] = defaultdict(list)
@@ -72,6 +91,17 @@ def render_junit(doc: dict[str, Any]) -> str:
         totals["tests"] += len(cases)
         for k in ("failure", "error", "skipped"):
             totals[k] += counts[k]
+    checks = [_writer_case(e) for e in doc.get("writer_checks") or []]
+    if checks:
+        counts = {k: sum(1 for c in checks if c.find(k) is not None) for k in ("failure", "error")}
+        suite = ET.SubElement(root, "testsuite", name="lakeconf.writers", tests=str(len(checks)),
+                              failures=str(counts["failure"]), errors=str(counts["error"]), skipped="0",
+                              time=f"{sum(float(c.get('time', '0')) for c in checks):.3f}",
+                              timestamp=str(doc.get("generated_at", ""))[:19])
+        suite.extend(checks)
+        totals["tests"] += len(checks)
+        totals["failure"] += counts["failure"]
+        totals["error"] += counts["error"]
     root.set("tests", str(totals["tests"]))
     root.set("failures", str(totals["failure"]))
     root.set("errors", str(totals["error"]))

@@ -56,6 +56,8 @@ def render_markdown(doc: dict[str, Any], analysis: Analysis | None = None) -> st
         for w in a.writers:
             out.append(f"| {_cell(w)} | " + " | ".join(_cell(a.pair_text(w, r)) for r in a.readers) + " |")
 
+    out += _writers_section(a)
+
     out += ["", "## Unexplained non-passes", ""]
     if not a.unexplained:
         out.append("None: every fail, error and unsupported cell has a known explanation.")
@@ -141,3 +143,41 @@ def _matrix_cell(a: Analysis, r: dict) -> str:
     if r["status"] in ("fail", "error", "unsupported"):
         return f"{text} (NEW)"
     return text
+
+
+def _cases_text(cases: list[str], limit: int = 6) -> str:
+    shown = ", ".join(f"`{c}`" for c in cases[:limit])
+    return shown + (f" and {len(cases) - limit} more" if len(cases) > limit else "")
+
+
+def _writers_section(a: Analysis) -> list[str]:
+    """Writers x rules: what the reference validator found in each writer's tables."""
+    if not a.writer_tables:
+        return []
+    checked = sum(t["checked"] for t in a.writer_tables.values())
+    out = ["", "## Writers x rules", "",
+           f"The reference validator checked every table each writer built ({checked} tables). A declared violation "
+           "is one the case breaks by design (a negative case); every other one must be a known writer-side finding.",
+           "", "| writer | tables | clean | with violations | validator failed |", "|---|---:|---:|---:|---:|"]
+    for w, t in a.writer_tables.items():
+        out.append(f"| {_cell(w)} | {t['checked']} | {t.get('clean', 0)} | {t.get('violations', 0)} | {t.get('error', 0)} |")
+    out.append("")
+    if a.writer_unexplained:
+        out.append(f"**{len(a.writer_unexplained)} unexplained violation(s)**:")
+        out += [f"- {_cell(line)[:400]}" for line in a.writer_unexplained]
+        out += ["", "Triage each: read the rule's spec section; register a writer-side finding (status "
+                "`violation`) in the format's findings, or fix the validator if it is wrong.", ""]
+    for w in a.writer_tables:
+        mine = [r for r in a.writer_rules if r.writer == w]
+        if not mine:
+            out.append(f"- **{_cell(w)}** breaks no rule.")
+            continue
+        designed = [r for r in mine if r.by_design]
+        found = [r for r in mine if not r.by_design]
+        out.append(f"- **{_cell(w)}** breaks {len(found)} rule(s) on its own"
+                   + (f", and {len(designed)} by design on negative cases ({', '.join(r.rule for r in designed)})"
+                      if designed else "") + (":" if found else "."))
+        for r in found:
+            out.append(f"  - {r.rule} on {len(r.cases)} table(s) ({_cases_text(r.cases)}): "
+                       f"\"{_cell(r.message)[:200]}\"; {_cell(r.account)}")
+    return out

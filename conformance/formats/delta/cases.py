@@ -97,7 +97,7 @@ def _raw(fn, description: str) -> Raw:
 _CASES: list[Case] = []
 
 
-def case(slug: str, description: str, *, rules: Iterable[str], steps, expected, features=(), notes="", writers=None) -> None:
+def case(slug: str, description: str, *, rules: Iterable[str], steps, expected, features=(), notes="", writers=None, violates=()) -> None:
     """Register one case of the corpus."""
     _CASES.append(
         Case(
@@ -110,6 +110,7 @@ def case(slug: str, description: str, *, rules: Iterable[str], steps, expected, 
             expected=tuple(expected),
             writers=writers,
             notes=notes,
+            violates=tuple(violates),
         )
     )
 
@@ -238,6 +239,7 @@ case(
     "unpadded-commit-name",
     "A commit file named `1.json` (not 20 digits) is not version 1: the table is at version 0.",
     rules=("DELTA-LOG-004",),
+    violates=("DELTA-LOG-004",),
     writers=RAW_ONLY,
     steps=[
         Create(schema=BASIC),
@@ -692,6 +694,7 @@ case(
     "column-mapping-mode-without-feature",
     "delta.columnMapping.mode=name on a (1,2) table without physical names: the property is not honoured.",
     rules=("DELTA-COLMAP-002",),
+    violates=("DELTA-COLMAP-003", "DELTA-COLMAP-005", "DELTA-COLMAP-009"),
     writers=RAW_ONLY,
     steps=[
         Create(schema=BASIC, properties=protocol_properties(1, 2)),
@@ -727,6 +730,7 @@ case(
     "deletion-vector-inline",
     "An inline (storageType 'i') DV deleting physical rows 1 and 4, on a table whose DV property is unset.",
     rules=("DELTA-DV-003", "DELTA-DV-004", "DELTA-DV-007", "DELTA-DV-010", "DELTA-DV-012", "DELTA-DV-013", "DELTA-DV-015"),
+    violates=("DELTA-DV-002",),
     features=("deletionVectors",),
     writers=RAW_ONLY,
     steps=[
@@ -870,6 +874,7 @@ case(
     "row-tracking-materialized-columns",
     "A row-tracking table whose data file holds the materialized row-id and row-commit-version columns: reads hide them.",
     rules=("DELTA-ROWTRACK-001", "DELTA-ROWTRACK-005", "DELTA-ROWTRACK-016", "DELTA-ROWTRACK-019"),
+    violates=("DELTA-ROWTRACK-005", "DELTA-ROWTRACK-014"),
     features=("rowTracking", "domainMetadata"),
     writers=RAW_ONLY,
     steps=[
@@ -1023,6 +1028,7 @@ case(
     "checkpoint-multipart-incomplete-hinted",
     "_last_checkpoint points at a multi-part checkpoint (v3) whose part 2 of 3 is missing.",
     rules=("DELTA-CKPT-014", "DELTA-CKPT-028"),
+    violates=("DELTA-CKPT-027",),
     writers=RAW_ONLY,
     steps=[*_MP_INCOMPLETE_STEPS],
     expected=[Expected(rows=rows(BASIC, *B1, *B2, *B3), metadata={"version": 3})],
@@ -1088,6 +1094,7 @@ case(
     "last-checkpoint-corrupt",
     "_last_checkpoint is not valid JSON: it is only a hint, readers ignore it and list the log.",
     rules=("DELTA-CKPT-028",),
+    violates=("DELTA-CKPT-027",),
     writers=RAW_ONLY,
     steps=[*_CKPT_BASE, _raw(raw.write_last_checkpoint(b'{"version": 2, "size": '), "truncate _last_checkpoint mid-JSON")],
     expected=[Expected(rows=_CKPT_ROWS, metadata={"version": 3})],
@@ -1098,6 +1105,7 @@ case(
     "last-checkpoint-dangling",
     "_last_checkpoint names a checkpoint (v9) that does not exist: readers fall back to listing.",
     rules=("DELTA-CKPT-028", "DELTA-CKPT-004"),
+    violates=("DELTA-CKPT-027",),
     writers=RAW_ONLY,
     steps=[*_CKPT_BASE, _raw(raw.write_last_checkpoint(b'{"version":9,"size":4}'), "point _last_checkpoint at a missing v9 checkpoint")],
     expected=[Expected(rows=_CKPT_ROWS, error_allowed="invalid_table", metadata={"version": 3})],
@@ -1483,6 +1491,7 @@ case(
     "neg-version-gap",
     "Commits 0, 1, 3 with no checkpoint at or after 2: version 1 reads, the latest must fail.",
     rules=("DELTA-LOG-001",),
+    violates=("DELTA-LOG-001",),
     writers=RAW_ONLY,
     steps=[
         Create(schema=BASIC),
@@ -1502,6 +1511,7 @@ case(
     "neg-no-protocol",
     "Version 0 without a protocol action: no snapshot can be built.",
     rules=("DELTA-REPLAY-002", "DELTA-ACTION-025"),
+    violates=("DELTA-REPLAY-002",),
     writers=RAW_ONLY,
     steps=[Create(schema=BASIC), Append(rows=rows(BASIC, *B1)), _raw(raw.drop_action_kind(0, raw.PROTOCOL), "drop protocol from v0")],
     expected=[Expected(error="invalid_table")],
@@ -1511,6 +1521,7 @@ case(
     "neg-no-metadata",
     "Version 0 without a metaData action: no snapshot can be built.",
     rules=("DELTA-ACTION-001", "DELTA-REPLAY-002"),
+    violates=("DELTA-ACTION-001",),
     writers=RAW_ONLY,
     steps=[Create(schema=BASIC), Append(rows=rows(BASIC, *B1)), _raw(raw.drop_action_kind(0, raw.METADATA), "drop metaData from v0")],
     expected=[Expected(error="invalid_table")],
@@ -1520,6 +1531,7 @@ case(
     "duplicate-add-in-commit",
     "One commit holds the same add action twice: an invalid commit that readers MAY refuse.",
     rules=("DELTA-ACTION-008", "DELTA-ACTION-012", "DELTA-ACTION-005"),
+    violates=("DELTA-ACTION-012",),
     writers=RAW_ONLY,
     steps=[Create(schema=BASIC), Append(rows=rows(BASIC, *B1)), _raw(raw.duplicate_first_add(1), "repeat the add line of v1")],
     expected=[Expected(rows=rows(BASIC, *B1), error_allowed="invalid_table", metadata={"version": 1})],
@@ -1536,6 +1548,7 @@ case(
     "neg-two-metadata-in-commit",
     "One commit holds two different metaData actions (two schemas): no snapshot is well defined.",
     rules=("DELTA-ACTION-003", "DELTA-REPLAY-002"),
+    violates=("DELTA-ACTION-003", "DELTA-STATS-003"),
     writers=RAW_ONLY,
     steps=[
         Create(schema=BASIC),
@@ -1554,6 +1567,7 @@ case(
     "neg-malformed-json",
     "The last line of commit 1 is cut in half (not a JSON object).",
     rules=("DELTA-LOG-005",),
+    violates=("DELTA-LOG-005",),
     writers=RAW_ONLY,
     steps=[Create(schema=BASIC), Append(rows=rows(BASIC, *B1)), _raw(raw.truncate_line(1, -1), "truncate the last line of v1")],
     expected=[Expected(version=0, rows=empty(BASIC)), Expected(error="invalid_table")],
@@ -1595,6 +1609,7 @@ case(
     "neg-reader3-writer5",
     "Protocol (3,5): reader version 3 requires writer version 7.",
     rules=("DELTA-FEATURE-003",),
+    violates=("DELTA-FEATURE-003",),
     writers=RAW_ONLY,
     steps=[
         Create(schema=BASIC),
@@ -1609,6 +1624,7 @@ case(
     "neg-path-escapes-root",
     "An add whose relative path is `../outside-the-table.parquet`.",
     rules=("DELTA-LOG-002", "DELTA-ACTION-017"),
+    violates=("DELTA-LOG-002",),
     writers=RAW_ONLY,
     steps=[Create(schema=BASIC), Append(rows=rows(BASIC, *B1)), _raw(raw.add_escaping_path(), "commit v2: add ../outside-the-table.parquet")],
     expected=[Expected(version=1, rows=rows(BASIC, *B1)), Expected(error="invalid_table")],
@@ -1622,6 +1638,7 @@ case(
     "neg-missing-data-file",
     "A live add whose data file is gone.",
     rules=("DELTA-REPLAY-009",),
+    violates=("DELTA-ACTION-017",),
     writers=RAW_ONLY,
     steps=[Create(schema=BASIC), Append(rows=rows(BASIC, *B1)), _raw(raw.delete_first_data_file(), "delete the data file of v1")],
     expected=[Expected(version=0, rows=empty(BASIC)), Expected(error="invalid_table")],
@@ -1632,6 +1649,7 @@ case(
     "neg-dv-corrupt",
     "The on-disk DV's bitmap no longer matches its CRC-32.",
     rules=("DELTA-DV-014", "DELTA-DV-013"),
+    violates=("DELTA-DV-014",),
     features=("deletionVectors",),
     writers=RAW_ONLY,
     steps=[DV_CREATE, Append(rows=idv(0, 1, 2, 3)), Delete(where="id = 1"), _raw(raw.corrupt_first_dv_file(), "flip a byte in the DV file")],
@@ -1642,6 +1660,7 @@ case(
     "neg-no-version-zero",
     "Commit 0 deleted and no checkpoint: replay has no start (neither version 0 nor a checkpoint).",
     rules=("DELTA-LOG-001", "DELTA-REPLAY-001", "DELTA-ACTION-001"),
+    violates=("DELTA-LOG-001", "DELTA-REPLAY-002"),
     writers=RAW_ONLY,
     steps=[
         Create(schema=BASIC),
@@ -1656,6 +1675,7 @@ case(
     "neg-dv-file-missing",
     "A live file's on-disk deletion vector is gone: the deleted rows cannot be known.",
     rules=("DELTA-DV-004", "DELTA-DV-006"),
+    violates=("DELTA-DV-006",),
     features=("deletionVectors",),
     writers=RAW_ONLY,
     steps=[DV_CREATE, Append(rows=idv(0, 1, 2, 3)), Delete(where="id = 1"), _raw(raw.delete_dv_files(), "delete the DV file")],
@@ -1667,6 +1687,7 @@ case(
     "neg-dv-unknown-storage-type",
     "A deletion vector with storageType 'x' (only u, i, p exist).",
     rules=("DELTA-DV-005",),
+    violates=("DELTA-DV-005",),
     features=("deletionVectors",),
     writers=RAW_ONLY,
     steps=[DV_CREATE, Append(rows=idv(0, 1, 2, 3)), Delete(where="id = 1"), _raw(raw.set_dv_storage_type(2, "x"), "v2: storageType x")],
@@ -1677,6 +1698,7 @@ case(
     "neg-column-mapping-unknown-mode",
     "delta.columnMapping.mode=bogus on a column-mapping table.",
     rules=("DELTA-COLMAP-001",),
+    violates=("DELTA-COLMAP-001", "DELTA-STATS-003"),
     features=("columnMapping",),
     writers=RAW_ONLY,
     steps=[

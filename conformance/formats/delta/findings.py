@@ -880,4 +880,42 @@ FINDINGS: tuple[Finding, ...] = (
         upstream="engine limitation",
         versions=_seen("duckdb"),
     ),
+
+    # ---------------------------------------------------------------- rules a writer's tables break
+    # The reference validator on every table a writer builds (conformance/writer_checks.py).
+    Finding(
+        id="deltalake-writes-void-column-to-data-file",
+        engines=("*",),
+        writers=("deltalake",),
+        cases=("delta/void-column",),
+        status="violation",
+        pattern=r"DELTA-SCHEMA-010: void column written to a data file",
+        cause=("deltalake 1.6.6's write_deltalake puts a void column in the Parquet file as an all-null column "
+               "of Parquet/Arrow type null ('nothing: null' in the footer)."),
+        spec=("The spec supports the validator: 'void columns are never written to data files; readers return them as "
+              "all-null'. A reader that maps file columns by name still reads the right rows, so no reader cell fails, "
+              "but a reader that trusts the footer sees a column the table's data never has."),
+        rules=("DELTA-SCHEMA-010",),
+        section="Void Type",
+        upstream="engine bug",
+        versions={"deltalake": "1.6.6"},
+    ),
+    Finding(
+        id="delta-spark-3-checkpoint-drops-stats-parsed",
+        engines=("*",),
+        writers=("spark-3.5",),
+        cases=("delta/checkpoint-stats-struct", "delta/checkpoint-column-mapping-struct-stats"),
+        status="violation",
+        pattern=r"DELTA-CKPT-024: writeStatsAsStruct=true but checkpoint adds lack stats_parsed",
+        cause=("delta-spark 3.3.2 (Spark 3.5) writes the checkpoint of a table with "
+               "delta.checkpoint.writeStatsAsStruct=true and writeStatsAsJson=false with neither add.stats nor "
+               "add.stats_parsed, though its commits carry stats; delta-spark 4.4.0 writes stats_parsed."),
+        spec=("The spec supports the validator: with writeStatsAsStruct=true, stats_parsed must be written when "
+              "stats exist. Reads stay right (stats only prune), but every file loses its statistics at the "
+              "checkpoint, so later readers cannot skip any file."),
+        rules=("DELTA-CKPT-024",),
+        section="Checkpoints > Checkpoint Schema; Additional Requirements for Writers",
+        upstream="engine bug",
+        versions=_seen("spark-3.5"),
+    ),
 )

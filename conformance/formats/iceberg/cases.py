@@ -200,7 +200,7 @@ def _type_features(step: Any) -> list[str]:
     return []
 
 
-def case(slug: str, description: str, *, rules: Iterable[str], steps, expected, notes="", writers=None) -> None:
+def case(slug: str, description: str, *, rules: Iterable[str], steps, expected, notes="", writers=None, violates=()) -> None:
     """Register one case of the corpus (its reader features derived from the steps)."""
     steps = tuple(steps)
     _CASES.append(
@@ -214,6 +214,7 @@ def case(slug: str, description: str, *, rules: Iterable[str], steps, expected, 
             expected=tuple(expected),
             writers=writers,
             notes=notes,
+            violates=tuple(violates),
         )
     )
 
@@ -1748,6 +1749,7 @@ case(
     "v2-current-schema-id-missing",
     "current-schema-id names no schema in `schemas`: the table is invalid.",
     rules=("ICEBERG-META-020",),
+    violates=("ICEBERG-META-020",),
     writers=RAW_ONLY,
     steps=[create(IDV), Append(rows=idv(1, 2)), _raw(raw.set_current_schema_id(99), "current-schema-id = 99")],
     expected=[Expected(error="invalid_table")],
@@ -1757,6 +1759,7 @@ case(
     "v2-last-column-id-too-low",
     "last-column-id (1) below a field id (2): broken for writers; a reader may read or refuse.",
     rules=("ICEBERG-META-016", "ICEBERG-META-015"),
+    violates=("ICEBERG-EVOL-009", "ICEBERG-META-016"),
     writers=RAW_ONLY,
     steps=[create(IDV), Append(rows=idv(1, 2)), _raw(raw.set_last_column_id(1), "last-column-id = 1")],
     expected=[Expected(rows=idv(1, 2), error_allowed="invalid_table")],
@@ -1770,6 +1773,7 @@ case(
     "v2-duplicate-field-ids",
     "Two string fields share one id: projection by id is ambiguous, the table is invalid.",
     rules=("ICEBERG-SCHEMA-001", "ICEBERG-EVOL-014"),
+    violates=("ICEBERG-SCHEMA-001",),
     writers=RAW_ONLY,
     steps=[create(DR1), Append(rows=rows(DR1, (1, "a1", "b1"))), _raw(raw.duplicate_field_id("a", "b"), "field b takes a's id")],
     expected=[Expected(error="invalid_table")],
@@ -1780,6 +1784,7 @@ case(
     "v2-sequence-number-decreases",
     "The current snapshot's sequence-number (1) is below its parent's (2): not monotonic.",
     rules=("ICEBERG-SEQ-001", "ICEBERG-SEQ-002", "ICEBERG-META-011"),
+    violates=("ICEBERG-SEQ-002", "ICEBERG-SEQ-012"),
     writers=RAW_ONLY,
     steps=[
         create(IDV),
@@ -1862,6 +1867,7 @@ case(
     "v2-format-version-99",
     "format-version 99, higher than any version the spec defines (v4 is in development): readers must refuse.",
     rules=("ICEBERG-META-004", "ICEBERG-META-003"),
+    violates=("ICEBERG-META-004",),
     writers=RAW_ONLY,
     steps=[create(IDV), Append(rows=idv(1)), _raw(raw.set_format_version(99), "format-version = 99")],
     expected=[Expected(error="unsupported")],
@@ -1877,6 +1883,7 @@ case(
     "v2-manifest-list-missing",
     "The current snapshot's manifest list file is gone: the current version cannot be read; version 1 still can.",
     rules=("ICEBERG-META-031", "ICEBERG-SNAP-004", "ICEBERG-MLIST-001"),
+    violates=("ICEBERG-META-031",),
     writers=RAW_ONLY,
     steps=[create(IDV), Append(rows=idv(1)), Append(rows=idv(2)), _raw(raw.delete_manifest_list(), "delete the current snapshot's manifest list")],
     expected=[Expected(version=1, rows=idv(1)), Expected(error="invalid_table")],
@@ -1886,6 +1893,7 @@ case(
     "v2-old-manifest-list-missing",
     "Version 1's manifest list is gone: reading the current version must not need it; version 1 cannot be read.",
     rules=("ICEBERG-META-031", "ICEBERG-MLIST-001"),
+    violates=("ICEBERG-META-031",),
     writers=RAW_ONLY,
     steps=[create(IDV), Append(rows=idv(1)), Append(rows=idv(2)), _raw(raw.delete_manifest_list(1), "delete version 1's manifest list")],
     expected=[Expected(version=1, error="invalid_table"), Expected(version=2, rows=idv(1, 2)), Expected(rows=idv(1, 2))],
@@ -1908,6 +1916,7 @@ case(
     "v2-missing-statistics-file",
     "A registered table statistics file (Puffin) that does not exist: statistics are optional, the read must not need it.",
     rules=("ICEBERG-STATS-001", "ICEBERG-META-041", "ICEBERG-STATS-002"),
+    violates=("ICEBERG-STATS-002",),
     writers=RAW_ONLY,
     steps=[create(IDV), Append(rows=idv(1, 2, 3)), _raw(raw.add_missing_statistics(), "statistics: a theta-sketch file for the current snapshot that is not there")],
     expected=[Expected(rows=idv(1, 2, 3))],
@@ -1918,6 +1927,7 @@ case(
     "v2-current-snapshot-missing",
     "current-snapshot-id (and the main ref) name a snapshot that is not in `snapshots`.",
     rules=("ICEBERG-META-029", "ICEBERG-META-030", "ICEBERG-REF-006"),
+    violates=("ICEBERG-META-029", "ICEBERG-META-033", "ICEBERG-REF-006"),
     writers=RAW_ONLY,
     steps=[create(IDV), Append(rows=idv(1)), _raw(raw.set_current_snapshot(1234567890123), "current-snapshot-id = 1234567890123 (no such snapshot)")],
     expected=[Expected(error="invalid_table")],
@@ -1927,6 +1937,7 @@ case(
     "v2-data-file-missing",
     "A data file the current snapshot lists is gone from storage.",
     rules=("ICEBERG-META-031", "ICEBERG-META-032"),
+    violates=("ICEBERG-META-031",),
     writers=RAW_ONLY,
     steps=[create(IDV), Append(rows=idv(1, 2)), _raw(raw.delete_data_files(), "delete the data files")],
     expected=[Expected(error="invalid_table")],

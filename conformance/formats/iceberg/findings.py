@@ -569,4 +569,90 @@ FINDINGS: tuple[Finding, ...] = (
         section="Manifests; Appendix A: Format-specific Requirements > Avro",
         upstream="engine bug",
     ),
+
+    # ---------------------------------------------------------------- rules a writer's tables break
+    # The reference validator on every table a writer builds (conformance/writer_checks.py).
+    Finding(
+        id="pyiceberg-manifests-lack-schema-id",
+        engines=("*",),
+        writers=("pyiceberg",),
+        cases=("iceberg/*",),
+        status="violation",
+        pattern=r"ICEBERG-MANIFEST-005: v2\+ manifest metadata lacks 'schema-id'",
+        cause=("PyIceberg 0.12 writes v2 and v3 manifests whose Avro key-value metadata has no 'schema-id' key "
+               "(it writes 'schema', 'partition-spec', 'partition-spec-id', 'format-version' and 'content')."),
+        spec=("The spec supports the validator: the manifest's key-value metadata 'schema-id' is required in v2 and v3. "
+              "Readers do not need it (the full schema is there too), so no reader cell fails; the Java writer omits it "
+              "as well (apache/iceberg#8745)."),
+        rules=("ICEBERG-MANIFEST-005",),
+        section="Manifests",
+        upstream="engine bug",
+        versions={"pyiceberg": _PYICEBERG},
+    ),
+    Finding(
+        id="pyiceberg-v1-metadata-writes-refs",
+        engines=("*",),
+        writers=("pyiceberg",),
+        cases=("iceberg/v1-*",),
+        status="violation",
+        pattern=r"ICEBERG-GEN-002: v1 metadata should not write 'refs'",
+        cause="PyIceberg 0.12 writes a 'refs' map (the main branch) into format-version 1 table metadata.",
+        spec=("The spec supports the validator, as a SHOULD: 'refs' has no cell in the v1 column of the Table "
+              "Metadata fields, and writers should leave out any field whose requirement cell is blank for the "
+              "table's version. v1 readers ignore it, so no reader cell fails."),
+        rules=("ICEBERG-GEN-002",),
+        section="Writer requirements; Table Metadata Fields",
+        upstream="engine bug",
+        versions={"pyiceberg": _PYICEBERG},
+    ),
+    Finding(
+        id="iceberg-java-manifests-lack-schema-id",
+        engines=("*",),
+        writers=_SPARKS,
+        cases=("iceberg/*",),
+        status="violation",
+        pattern=r"ICEBERG-MANIFEST-005: v2\+ manifest metadata lacks 'schema-id'",
+        cause=("Iceberg's Java writer (iceberg-spark-runtime 1.11.0 and 1.12.0, through Spark) writes v2 and v3 "
+               "manifests without the 'schema-id' key in the Avro key-value metadata."),
+        spec=("The spec supports the validator: 'schema-id' is required in v2 and v3 manifest metadata. The Java "
+              "ManifestWriter has never written it (apache/iceberg#8745, #10927); readers take the full 'schema' "
+              "instead, so no reader cell fails."),
+        rules=("ICEBERG-MANIFEST-005",),
+        section="Manifests",
+        upstream="engine bug",
+        versions=_seen(*_SPARKS),
+    ),
+    Finding(
+        id="iceberg-java-v1-metadata-writes-refs",
+        engines=("*",),
+        writers=_SPARKS,
+        cases=("iceberg/v1-*",),
+        status="violation",
+        pattern=r"ICEBERG-GEN-002: v1 metadata should not write 'refs'",
+        cause="Iceberg's Java writer (through Spark) writes a 'refs' map into format-version 1 table metadata.",
+        spec=("The spec supports the validator, as a SHOULD: 'refs' has no cell in the v1 column of the Table "
+              "Metadata fields, and writers should leave out fields whose cell is blank for the table's version. "
+              "v1 readers ignore it."),
+        rules=("ICEBERG-GEN-002",),
+        section="Writer requirements; Table Metadata Fields",
+        upstream="engine bug",
+        versions=_seen(*_SPARKS),
+    ),
+    Finding(
+        id="iceberg-java-v1-manifest-snapshot-id-optional",
+        engines=("*",),
+        writers=_SPARKS,
+        cases=("iceberg/v1-*",),
+        status="violation",
+        pattern=r"ICEBERG-MANIFEST-011: manifest_entry field 1 \(snapshot_id\) must be required, not optional",
+        cause=("Iceberg's Java writer (through Spark) declares manifest_entry.snapshot_id (field 1) optional, a union "
+               "with null, in v1 manifests too: its v1 entry schema reuses the v2 field definition."),
+        spec=("The spec supports the validator: snapshot_id is required in v1 manifest entries and optional only from "
+              "v2, where a null is inherited from the manifest list. Java fills every v1 entry, so readers get the "
+              "right ids, but a v1 reader holding the spec's v1 schema sees a type it does not expect."),
+        rules=("ICEBERG-MANIFEST-011",),
+        section="Manifests > Manifest Entry Fields",
+        upstream="engine bug",
+        versions=_seen(*_SPARKS),
+    ),
 )

@@ -34,13 +34,18 @@ def test_registry_loads_with_unique_ids():
 
 @pytest.mark.parametrize("finding", FINDINGS, ids=lambda f: f.id)
 def test_entry_is_complete(finding: Finding):
-    assert finding.status in reg.FINDING_STATUSES
+    assert finding.status in (*reg.FINDING_STATUSES, reg.VIOLATION)
     assert finding.upstream is None or finding.upstream in reg.UPSTREAM_KINDS
     for text in (finding.cause, finding.spec, finding.section):
         assert text.strip(), f"{finding.id}: cause, spec and section must be non-empty"
     assert finding.rules, f"{finding.id}: name the rule ids the spec side rests on"
     assert finding.engines and finding.cases
-    assert set(finding.versions) <= set(finding.engines)
+    if finding.status == reg.VIOLATION:
+        # about the tables a writer builds: no reader, the writer's version recorded
+        assert finding.engines == ("*",) and "*" not in finding.writers
+        assert set(finding.versions) == set(finding.writers), f"{finding.id}: record the version of every writer"
+    else:
+        assert set(finding.versions) <= set(finding.engines)
     # a message or diff pattern, so a different cause on the same cells is not explained away
     assert finding.pattern.strip(), f"{finding.id}: give the message or diff pattern its cells show"
     re.compile(finding.pattern)

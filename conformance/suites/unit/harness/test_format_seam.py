@@ -135,7 +135,7 @@ def cases() -> list[Case]:
              expected=(Expected(version=1, rows=_rows((1, "a"), (2, "b")), metadata={"version": 1}),
                        Expected(rows=_rows((3, "c")), metadata={"version": 2, "tags": ["kit"]}))),
         Case(id="toy/neg-version-gap", format="toy", description="a gap in the log makes the table invalid",
-             rules=("TOY-LOG-001",),
+             rules=("TOY-LOG-001",), violates=("TOY-LOG-001",),
              steps=(Create(schema=SCHEMA), Raw(fn=lambda s: s.put_if_absent(f"{LOG}/2.json", b'{"add": []}'),
                                                 description="commit 2 without commit 1")),
              expected=(Expected(error="invalid_table"),)),
@@ -195,6 +195,11 @@ def test_cases_goldens_runner_report_and_cli(toy, tmp_path, capsys):
         ("toy/neg-version-gap", None, "pass"),
     }
     assert verdict(out.document["results"]).ok
+    # the reference validator judged both tables: the negative case breaks its declared rule only
+    checks = {e["case"]: e for e in out.document["writer_checks"]}
+    assert checks["toy/append-and-overwrite"]["status"] == "clean"
+    assert [v["rule"] for v in checks["toy/neg-version-gap"]["violations"]] == ["TOY-LOG-001"]
+    assert verdict(out.document["results"], out.document["writer_checks"]).writer_unexplained == 0
 
     # the report names the format's cells
     assert "toy/append-and-overwrite" in render_markdown(out.document)
