@@ -59,9 +59,9 @@ def _open_location(location: str):
                        getattr(exc, "hint", None) or "pass a local path, file:// or s3:// URI") from None
 
 
-def detect_format(location: str) -> str:
-    """The table format at ``location`` (by its metadata directory); CliError if none is found."""
-    storage = _open_location(location)
+def locate_table(location: str):
+    """(format, Located) for a location: a table directory or URI, or a file that names a table by
+    itself (a catalog's metadata file); a CliError when nothing is recognised."""
     from conformance.engines._common import local_path
     from reference_impl import formats
 
@@ -69,11 +69,23 @@ def detect_format(location: str) -> str:
     if path is not None and not os.path.exists(path):
         raise CliError("unreadable", f"no such file or directory: {location}", "check the path")
     try:
-        return formats.detect(storage)
+        return formats.locate(location, _open_location)
+    except CliError:
+        raise
     except Exception as exc:  # noqa: BLE001
         if getattr(exc, "kind", None) == "invalid_table":
-            raise CliError("unknown format", f"{location}: {exc}", "point at a table's root directory") from None
+            wanted = "; ".join(f"{f.name}: *{', *'.join(f.files)}" for f in formats.all_formats() if f.files)
+            raise CliError("unknown format", f"{location}: {getattr(exc, 'message', exc)}",
+                           "point at a table's root directory" + (f" or a file that names a table ({wanted})" if wanted else "")) from None
         raise CliError("unreadable", f"cannot list {location}: {exc}", "check the location and credentials") from None
+
+
+def _located(location: str):
+    """``locate_table``, telling the user (on stderr) any choice the location left open."""
+    fmt, located = locate_table(location)
+    if located.note:
+        print(f"lakeconf: note: {redact(located.note)}", file=sys.stderr)
+    return fmt, located
 
 
 def _entry_point(fmt: str, which: str):
@@ -224,10 +236,10 @@ def cmd_golden(args: argparse.Namespace) -> int:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    fmt = detect_format(args.location)
+    fmt, located = _located(args.location)
     validate_table = _entry_point(fmt, "validator")
     try:
-        violations = validate_table(_open_location(args.location))
+        violations = validate_table(_open_location(located.root), **located.options)
     except Exception as exc:  # noqa: BLE001
         raise _lakeconf_error(exc, f"cannot validate {args.location}") from None
     items = [{"rule": v.rule, "message": redact(v.message), "where": v.where} for v in violations]
@@ -240,12 +252,67 @@ def cmd_validate(args: argparse.Namespace) -> int:
     return EXIT_FINDINGS if items else EXIT_OK
 
 
-def cmd_read(args: argparse.Namespace) -> int:
-    read_table = _entry_point(detect_format(args.location), "reader")
+def _selectors() -> dict[str, Any]:
+    """flag -> (selector, [(format, what it names there)]) over every format's own ways to name a version."""
+    out: dict[str, Any] = {}
     try:
-        table = read_table(_open_location(args.location), version=args.at)
+        from reference_impl import formats
+
+        for f in formats.all_formats():
+            for sel in f.selectors:
+                out.setdefault(sel.flag, (sel, []))[1].append((f.name, sel.help))
+    except Exception:  # noqa: BLE001 - --help must work even with a broken format package
+        pass
+    return out
+
+
+def _naming_files() -> str:
+    """", or a file that names a table by itself (<format>: *<ending>, ...)" for --help."""
+    try:
+        from reference_impl import formats
+
+        named = [f"{f.name}: *{', *'.join(f.files)}" for f in formats.all_formats() if f.files]
+    except Exception:  # noqa: BLE001 - --help must work even with a broken format package
+        named = []
+    return f", or a file that names a table by itself ({'; '.join(named)}, as a catalog points at it)" if named else ""
+
+
+def _dest(flag: str) -> str:
+    return "select_" + flag.lstrip("-").replace("-", "_")
+
+
+def _selection(args: argparse.Namespace, fmt: str) -> dict[str, Any]:
+    """The reader's keyword arguments for the version the options name (at most one way)."""
+    from reference_impl import formats
+
+    mine = {sel.flag: sel for sel in formats.get(fmt).selectors}
+    given = [flag for flag in _selectors() if getattr(args, _dest(flag), None) is not None]
+    if args.at is not None:
+        given.insert(0, "--at")
+    if len(given) > 1:
+        raise CliError("usage error", f"name the version one way ({', '.join(given)} given)", "keep one of them")
+    if not given or given[0] == "--at":
+        return {"version": args.at}
+    flag = given[0]
+    if flag not in mine:
+        takes = ", ".join(["--at", *mine]) if mine else "--at"
+        raise CliError("usage error", f"{flag} does not name a version of a {fmt} table", f"a {fmt} table takes {takes}")
+    value = getattr(args, _dest(flag))
+    if mine[flag].keyword == "timestamp" and value.strip().isascii() and value.strip().isdigit():
+        value = int(value)  # epoch milliseconds
+    return {mine[flag].keyword: value}
+
+
+def cmd_read(args: argparse.Namespace) -> int:
+    fmt, located = _located(args.location)
+    selected = _selection(args, fmt)
+    read_table = _entry_point(fmt, "reader")
+    try:
+        table = read_table(_open_location(located.root), **located.options, **selected)
     except Exception as exc:  # noqa: BLE001
-        where = f"version {args.at} of {args.location}" if args.at is not None else args.location
+        named = {k: v for k, v in selected.items() if v is not None}
+        where = (", ".join(f"{k.replace('_', ' ')} {v}" for k, v in named.items()) + f" of {args.location}") if named \
+            else args.location
         raise _lakeconf_error(exc, f"cannot read {where}") from None
     out = args.out
     try:
@@ -508,14 +575,20 @@ def build_parser() -> argparse.ArgumentParser:
     gr.set_defaults(func=cmd_golden)
 
     v = sub.add_parser("validate", help="check one table against the spec rules")
-    v.add_argument("location", metavar="PATH_OR_URI")
+    v.add_argument("location", metavar="PATH_OR_URI", help="a table's root" + _naming_files()
+                   + "; a local path, file:// or s3:// URI")
     v.add_argument("--json", action="store_true", help="print {table, format, violations: [{rule, message, where}]}")
     v.set_defaults(func=cmd_validate)
 
     rd = sub.add_parser("read", help="read a table with the reference reader into a Parquet (or Arrow IPC) file")
-    rd.add_argument("location", metavar="PATH_OR_URI")
+    rd.add_argument("location", metavar="PATH_OR_URI", help="a table's root" + _naming_files()
+                    + "; a local path, file:// or s3:// URI")
     rd.add_argument("--at", type=int, metavar="VERSION",
-                    help="table version (default: latest); per format: " + "; ".join(f"{n}: {v}" for n, v in _version_docs().items()))
+                    help="the kit's version number (default: latest); per format: "
+                         + "; ".join(f"{n}: {v}" for n, v in _version_docs().items()))
+    for flag, (sel, fmts) in _selectors().items():
+        rd.add_argument(flag, dest=_dest(flag), type=sel.kind, metavar=sel.keyword.upper(),
+                        help="; ".join(f"{fmt}: {text}" for fmt, text in fmts))
     rd.add_argument("--out", required=True, metavar="FILE.parquet", help="output file (.arrow/.feather/.ipc: Arrow IPC)")
     rd.set_defaults(func=cmd_read)
 

@@ -12,13 +12,37 @@ from __future__ import annotations
 import functools
 import importlib
 import pkgutil
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 from reference_impl.errors import Internal, InvalidTable, LakeconfError, Unsupported
 
 ENTRY_POINT_GROUP = "lakeconf.formats"
+
+
+@dataclass(frozen=True, slots=True)
+class Selector:
+    """A format's own way of naming a version to read (``lakeconf read --snapshot-id 123``)."""
+
+    flag: str  # the command-line option: "--snapshot-id"
+    keyword: str  # the reader's keyword argument it fills: "snapshot_id"
+    kind: type  # int or str
+    help: str  # what the value names, in the format's words
+
+
+@dataclass(frozen=True, slots=True)
+class Located:
+    """Where a user's location puts a table: its root, and what the location pins down.
+
+    ``options`` are keyword arguments for both the reader and the validator (the metadata file a
+    catalog points at); ``note`` tells the user a choice the location left open and how to make
+    another (empty: nothing was uncertain).
+    """
+
+    root: str
+    options: Mapping[str, Any] = field(default_factory=dict)
+    note: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,8 +52,13 @@ class Format:
     name: str
     directory: str  # the directory the spec puts the table's metadata in
     suffixes: tuple[str, ...]  # a file ending so in that directory marks the format
-    reader: str  # "module:function" -> read_table(storage, *, version=..., columns=...)
-    validator: str  # "module:function" -> validate_table(storage) -> list of violations
+    reader: str  # "module:function" -> read_table(storage, *, version=..., columns=..., **options, **selected)
+    validator: str  # "module:function" -> validate_table(storage, **options) -> list of violations
+    # "module:function" -> locate(location) -> Located: the table a user's location means, for a
+    # table root of this format or a file ending in one of ``files`` (e.g. a catalog's metadata file)
+    locator: str | None = None
+    files: tuple[str, ...] = ()  # endings of a file that names a whole table by itself
+    selectors: tuple[Selector, ...] = ()  # ways to name a version besides the kit's version number
 
     def load(self, which: str) -> Callable[..., Any]:
         """The reader or validator function, held to the error kinds (see ``guarded``)."""
@@ -114,6 +143,19 @@ def get(name: str) -> Format:
         if f.name == name:
             return f
     raise Unsupported(f"unknown table format {name!r} (known: {', '.join(f.name for f in _all())})")
+
+
+def locate(location: str, storage: Callable[[str], Any]) -> tuple[str, Located]:
+    """(format, Located) for a user's location: a file some format names a table by (a catalog's
+    metadata file), or a table root, detected by its metadata directory (``storage(location)``
+    opens it). ``InvalidTable`` when nothing is recognised."""
+    name = location.rstrip("/")
+    for f in _all():
+        if f.locator and f.files and name.endswith(f.files):
+            return f.name, f.load("locator")(name)
+    fmt = detect(storage(location))
+    found = get(fmt)
+    return fmt, found.load("locator")(location) if found.locator else Located(location)
 
 
 def detect(storage: Any) -> str:

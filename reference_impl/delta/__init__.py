@@ -6,10 +6,14 @@ Modules follow the protocol's sections: ``actions``, ``log`` (naming and listing
 (snapshots and reads), ``writer`` and ``validate`` (every rule a table breaks).
 """
 
-from reference_impl.formats import Format
+from reference_impl.formats import Format, Selector
 
 # A commit or checkpoint under _delta_log/ marks a Delta table (Delta Table Specification).
 FORMAT = Format(
     "delta", "_delta_log", (".json", ".checkpoint.parquet", ".parquet"),
     "reference_impl.delta.table:read_table", "reference_impl.delta.validate:validate_table",
+    selectors=(
+        Selector("--as-of", "timestamp", str, "the newest version committed at or before this time (ISO-8601, or "
+                                              "epoch milliseconds; in-commit timestamps where the table has them)"),
+    ),
 )

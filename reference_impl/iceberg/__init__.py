@@ -19,10 +19,18 @@ table operation) and ``validate`` (every rule a table breaks). Version 4 drafts 
 
 SUPPORTED_FORMAT_VERSIONS = (1, 2, 3)
 
-from reference_impl.formats import Format  # noqa: E402 - the declaration follows the docstring's constants
+from reference_impl.formats import Format, Selector  # noqa: E402 - the declaration follows the docstring's constants
 
-# A metadata file (or the file-system layout's version hint) under metadata/ marks an Iceberg table.
+# A metadata file (or the file-system layout's version hint) under metadata/ marks an Iceberg table;
+# a metadata file alone names one (what a catalog, a static table or DuckDB's iceberg_scan is given).
 FORMAT = Format(
     "iceberg", "metadata", (".metadata.json", ".metadata.json.gz", ".gz.metadata.json", "version-hint.text"),
     "reference_impl.iceberg.table:read_table", "reference_impl.iceberg.validate:validate_table",
+    locator="reference_impl.iceberg.table:locate", files=(".metadata.json", ".metadata.json.gz"),
+    selectors=(
+        Selector("--snapshot-id", "snapshot_id", int, "a snapshot id, as the table metadata and catalogs list them"),
+        Selector("--ref", "ref", str, "a branch or tag name"),
+        Selector("--as-of", "timestamp", str, "the snapshot current at this time (ISO-8601, or epoch milliseconds), "
+                                              "from the snapshot-log"),
+    ),
 )

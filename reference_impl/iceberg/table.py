@@ -26,6 +26,7 @@ import pyarrow as pa
 
 from reference_impl.common.numbers import ascii_int
 from reference_impl.errors import InvalidTable
+from reference_impl.formats import Located
 from reference_impl.iceberg import metadata as M
 from reference_impl.iceberg import read as R
 from reference_impl.iceberg import scan as SC
@@ -97,6 +98,58 @@ def current_metadata_path(storage: Storage) -> str:
         raise InvalidTable(f"{len(paths)} metadata files are numbered {top} ({', '.join(posixpath.basename(p) for p in paths)}); "
                            "only the catalog can say which one was committed", rule="ICEBERG-META-002")
     return paths[0]
+
+
+METADATA_FILE_SUFFIXES = (".metadata.json", ".metadata.json.gz")  # .gz.metadata.json ends in .metadata.json
+
+
+def locate(location: str) -> Located:
+    """The table a user's location means: a metadata file (any name a catalog or writer gives it) or a
+    table directory; for a directory without a version hint, the note says which file is current and why.
+
+    A metadata file's table root is the parent of its ``metadata/`` directory (the spec's layout;
+    a file elsewhere is taken with its own directory as the root: data paths are absolute).
+    """
+    name = location.rstrip("/")
+    if name.endswith(METADATA_FILE_SUFFIXES):
+        folder = posixpath.dirname(name)
+        root = posixpath.dirname(folder) if posixpath.basename(folder) == METADATA_DIR else folder
+        storage = open_storage(root)
+        rel = name[len(root):].lstrip("/")
+        if not storage.exists(rel):
+            raise InvalidTable(f"metadata file {storage.uri(rel)} does not exist", path=storage.uri(rel),
+                               rule="ICEBERG-META-001")
+        return Located(root, {"metadata_location": storage.uri(rel)})
+    return Located(location, note=_choice_note(open_storage(location)))
+
+
+def _choice_note(storage: Storage) -> str:
+    """Which metadata file a directory's reads take when no version hint names it (empty when one does)."""
+    try:
+        hint = storage.read(VERSION_HINT).decode("utf-8", "replace").strip()
+    except FileNotFoundError:
+        hint = ""
+    if hint_version(hint) is not None and _fs_path(storage, hint_version(hint)) is not None:
+        return ""
+    numbered: dict[int, list[str]] = {}
+    for info in storage.list(METADATA_DIR):
+        n = _number(posixpath.basename(info.path))
+        if n is not None:
+            numbered.setdefault(n, []).append(posixpath.basename(info.path))
+    if not numbered:
+        return ""
+    top = max(numbered)
+    names = sorted(numbered[top])
+    why = "no usable metadata/version-hint.text" if not hint else f"metadata/version-hint.text ({hint[:40]!r}) names no file"
+    if len(names) > 1:
+        return (f"{why}, and {len(names)} metadata files are numbered {top} ({', '.join(names)}): only a catalog "
+                "knows which one is current, so reads refuse; pass the metadata file your catalog points at "
+                "instead of the directory")
+    total = sum(len(v) for v in numbered.values())
+    if total == 1:
+        return ""
+    return (f"{why}: using metadata/{names[0]}, the highest-numbered of {total} metadata files; to read "
+            "another (the one a catalog points at), pass its path instead of the directory")
 
 
 def load_table(location: str | Storage, *, metadata_path: str | None = None, catalog: Any = None) -> M.TableMetadata:
@@ -180,10 +233,14 @@ def _fields(schema: T.Schema, columns: Sequence[str] | None) -> list[T.NestedFie
 
 def read_table(location: str | Storage, *, version: int | None = None, timestamp: int | str | dt.datetime | None = None,
                ref: str | None = None, snapshot_id: int | None = None, columns: Sequence[str] | None = None,
-               with_positions: bool = False, catalog: Any = None) -> pa.Table:
-    """The rows of a table at a version / time / ref / snapshot id (latest by default), ``columns`` in schema order."""
+               with_positions: bool = False, catalog: Any = None, metadata_location: str | None = None) -> pa.Table:
+    """The rows of a table at a version / time / ref / snapshot id (latest by default), ``columns`` in schema order.
+
+    ``metadata_location``: read the table as this metadata file describes it (what a catalog points at)
+    instead of the current one the file layout names.
+    """
     storage = _storage(location)
-    md = load_table(storage, catalog=catalog)
+    md = load_table(storage, catalog=catalog, metadata_path=metadata_location)
     snapshot = select_snapshot(md, version=version, timestamp=timestamp, ref=ref, snapshot_id=snapshot_id)
     selected = any(v is not None for v in (version, timestamp, ref, snapshot_id))
     schema = read_schema(storage, md, snapshot, selected=selected, ref=ref)

@@ -43,3 +43,11 @@ def store(request, tmp_path_factory) -> Store:
     store = open_store(request.param, workdir)
     yield store
     store.close()
+
+
+@pytest.fixture
+def lakeconf(store, monkeypatch, tmp_path):
+    """The command line as a user runs it on this store's tables (conformance.suites.clirun)."""
+    from conformance.suites.clirun import LakeconfCli
+
+    return LakeconfCli(store, monkeypatch, tmp_path)
