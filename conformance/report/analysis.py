@@ -124,6 +124,11 @@ class Analysis:
         rest = ", ".join(f"{c[s]} {s}" for s in STATUSES if s != "pass" and c.get(s))
         return f"{c.get('pass', 0)}/{total}" + (f" ({rest})" if rest else "")
 
+    def rules_of(self, writer: str) -> tuple[list[WriterRule], list[WriterRule]]:
+        """(rules the writer's tables break on their own, rules broken by design on negative cases)."""
+        mine = [r for r in self.writer_rules if r.writer == writer]
+        return [r for r in mine if not r.by_design], [r for r in mine if r.by_design]
+
     def explanation_of(self, r: dict[str, Any]) -> Explanation | None:
         """The explanation of one result dict (None if it has none)."""
         info = r.get("finding")

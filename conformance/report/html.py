@@ -299,12 +299,10 @@ def _writers_section(a: Analysis) -> list[str]:
         out.append(f'<div class="banner new">{len(a.writer_unexplained)} unexplained violation(s)</div><ul>'
                    + "".join(f'<li class="finding">{escape(line[:400])}</li>' for line in a.writer_unexplained) + "</ul>")
     for w in a.writer_tables:
-        mine = [r for r in a.writer_rules if r.writer == w]
-        if not mine:
+        found, designed = a.rules_of(w)
+        if not found and not designed:
             out.append(f"<p><b>{escape(w)}</b> breaks no rule.</p>")
             continue
-        designed = [r for r in mine if r.by_design]
-        found = [r for r in mine if not r.by_design]
         out.append(f"<p><b>{escape(w)}</b> breaks {len(found)} rule(s) on its own"
                    + (f", and {len(designed)} by design on negative cases ({escape(', '.join(r.rule for r in designed))})"
                       if designed else "") + ("." if not found else ":") + "</p>")

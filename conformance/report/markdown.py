@@ -168,12 +168,10 @@ def _writers_section(a: Analysis) -> list[str]:
         out += ["", "Triage each: read the rule's spec section; register a writer-side finding (status "
                 "`violation`) in the format's findings, or fix the validator if it is wrong.", ""]
     for w in a.writer_tables:
-        mine = [r for r in a.writer_rules if r.writer == w]
-        if not mine:
+        found, designed = a.rules_of(w)
+        if not found and not designed:
             out.append(f"- **{_cell(w)}** breaks no rule.")
             continue
-        designed = [r for r in mine if r.by_design]
-        found = [r for r in mine if not r.by_design]
         out.append(f"- **{_cell(w)}** breaks {len(found)} rule(s) on its own"
                    + (f", and {len(designed)} by design on negative cases ({', '.join(r.rule for r in designed)})"
                       if designed else "") + (":" if found else "."))

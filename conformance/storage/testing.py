@@ -32,3 +32,13 @@ def minio_or_skip(tmp_dir: str) -> MinioServer:
     """A started MinIO server, or ``pytest.skip`` / ``pytest.fail`` with the reason."""
     skip_without_minio()
     return MinioServer(workdir=tmp_dir).start()
+
+
+def store_or_skip(kind: str, workdir: str):
+    """A ``Store`` of ``kind`` (``local`` or ``minio``) to use as a context manager; for MinIO,
+    ``pytest.skip`` (or fail when required) with the reason when no server can start here."""
+    from conformance.storage import open_store
+
+    if kind == "minio":
+        skip_without_minio()
+    return open_store(kind, workdir)

@@ -9,20 +9,16 @@ from __future__ import annotations
 
 import pytest
 
-from conformance.storage import Store, open_store
-from conformance.storage.testing import skip_without_minio
+from conformance.storage import Store
+from conformance.storage.testing import store_or_skip
 from conformance.suites.clirun import LakeconfCli
 
 
 @pytest.fixture(scope="module", params=["local", "minio"])
 def store(request, tmp_path_factory) -> Store:
     """Each test runs on local disk and on MinIO (skipped with the reason without MinIO)."""
-    workdir = str(tmp_path_factory.mktemp(f"peers-{request.param}"))
-    if request.param == "minio":
-        skip_without_minio()
-    store = open_store(request.param, workdir)
-    yield store
-    store.close()
+    with store_or_skip(request.param, str(tmp_path_factory.mktemp(f"peers-{request.param}"))) as store:
+        yield store
 
 
 @pytest.fixture

@@ -11,8 +11,8 @@ import os
 
 import pytest
 
-from conformance.storage import Store, open_store
-from conformance.storage.testing import skip_without_minio
+from conformance.storage import Store
+from conformance.storage.testing import store_or_skip
 
 
 def pytest_configure(config):
@@ -37,12 +37,8 @@ def spark_engine():
 @pytest.fixture(scope="module", params=["local", "minio"])
 def store(request, tmp_path_factory) -> Store:
     """Each Spark test runs on local disk and on MinIO (skipped with the reason without MinIO)."""
-    workdir = str(tmp_path_factory.mktemp(f"store-{request.param}"))
-    if request.param == "minio":
-        skip_without_minio()
-    store = open_store(request.param, workdir)
-    yield store
-    store.close()
+    with store_or_skip(request.param, str(tmp_path_factory.mktemp(f"store-{request.param}"))) as store:
+        yield store
 
 
 @pytest.fixture
