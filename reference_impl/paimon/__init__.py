@@ -9,5 +9,5 @@ branches), ``schema`` (schema files, the version compatibility rules, options an
 delta replay by file identity), ``binary_row`` (BinaryRow byte-exact, SimpleStats), ``bucket``
 (the bucket functions), ``datafiles`` (Parquet/ORC/Avro data files by field id, system columns,
 schema evolution and casts), ``deletion_vectors`` (32- and 64-bit deletion vector index files) and
-``merge`` (primary-key merge engines, sequence and rowkind fields).
+``merge`` (primary-key merge engines, sequence and rowkind fields) and ``table`` (reading a snapshot: live files, level-0 visibility, deletion vectors, merging by partition and bucket).
 """
