@@ -59,6 +59,7 @@ class Format:
     locator: str | None = None
     files: tuple[str, ...] = ()  # endings of a file that names a whole table by itself
     selectors: tuple[Selector, ...] = ()  # ways to name a version besides the kit's version number
+    prefixes: tuple[str, ...] = ()  # or a file whose name starts so in that directory ("schema-0")
 
     def load(self, which: str) -> Callable[..., Any]:
         """The reader or validator function, held to the error kinds (see ``guarded``)."""
@@ -163,11 +164,12 @@ def detect(storage: Any) -> str:
     found = []
     for f in _all():
         names = storage.list(f.directory)
-        if any(info.path.endswith(f.suffixes) for info in names):
+        if any(info.path.endswith(f.suffixes) or info.path.rsplit("/", 1)[-1].startswith(f.prefixes) for info in names):
             found.append(f.name)
     if len(found) == 1:
         return found[0]
     if not found:
-        wanted = "; ".join(f"{f.name}: {f.directory}/*{f.suffixes[0]}" for f in _all())
+        wanted = "; ".join(f"{f.name}: {f.directory}/" + (f"*{f.suffixes[0]}" if f.suffixes else f"{f.prefixes[0]}*")
+                           for f in _all())
         raise InvalidTable(f"no table format recognised (looked for {wanted})")
     raise InvalidTable(f"the location holds metadata of several formats ({', '.join(found)}); point at one table")
