@@ -1,0 +1,21 @@
+"""Check registry: which named check function reports which Paimon rule ids (the shared framework
+of ``reference_impl.common.validation``, with Paimon's prefix)."""
+
+from __future__ import annotations
+
+from reference_impl.common.validation import CheckRegistry, Violation
+
+__all__ = ["REGISTRY", "CHECKS", "CHECK_FUNCTIONS", "Violation", "check", "V", "rid", "at"]
+
+RULE_PREFIX = "PAIMON-"
+REGISTRY = CheckRegistry(RULE_PREFIX)
+CHECK_FUNCTIONS = REGISTRY.functions
+CHECKS = REGISTRY.checks
+check = REGISTRY.check
+V = REGISTRY.violation
+rid = REGISTRY.rid
+
+
+def at(path: str, detail: str = "") -> str:
+    """The ``where`` of a finding: the root-relative file, then the spot in it."""
+    return f"{path}: {detail}" if detail else path
