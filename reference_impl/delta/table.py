@@ -32,6 +32,7 @@ from reference_impl.delta.protocol import (
     is_feature_supported,
 )
 from reference_impl.delta.replay import SnapshotState, gc_paused, replay
+from reference_impl.common.timestamps import to_epoch_ms
 from reference_impl.errors import InvalidTable, LakeconfError, Unsupported
 from reference_impl.storage import Storage, open_storage
 from reference_impl.parquet_io import open_parquet, read_parquet
@@ -47,24 +48,6 @@ def _rewrap(exc: LakeconfError, message: str, **context) -> LakeconfError:
 
 def _storage(location: str | Storage) -> Storage:
     return location if isinstance(location, Storage) else open_storage(location)
-
-
-def _to_ms(timestamp: int | str | dt.datetime) -> int:
-    """Milliseconds since the epoch; naive datetimes and strings without a zone are UTC."""
-    if isinstance(timestamp, bool):
-        raise InvalidTable(f"not a timestamp: {timestamp!r}")
-    if isinstance(timestamp, int):
-        return timestamp
-    if isinstance(timestamp, str):
-        try:
-            timestamp = dt.datetime.fromisoformat(timestamp.strip().replace("Z", "+00:00"))
-        except ValueError:
-            raise InvalidTable(f"not an ISO-8601 timestamp: {timestamp!r}") from None
-    if isinstance(timestamp, dt.datetime):
-        if timestamp.tzinfo is None:
-            timestamp = timestamp.replace(tzinfo=dt.timezone.utc)
-        return int(timestamp.timestamp() * 1000)
-    raise InvalidTable(f"not a timestamp: {timestamp!r}")
 
 
 def _ict_enabled(protocol: Protocol, metadata: Metadata) -> bool:
@@ -136,7 +119,7 @@ def commit_timestamps(storage: Storage | str) -> dict[int, int]:
 def version_at_timestamp(storage: Storage | str, timestamp: int | str | dt.datetime) -> int:
     """The newest version whose commit timestamp is <= ``timestamp`` (DELTA-ICT-006/007)."""
     storage = _storage(storage)
-    target = _to_ms(timestamp)
+    target = to_epoch_ms(timestamp)
     listing = list_log(storage)
     window = _ict_window(_latest_state(storage, listing))
     versions = sorted(listing.commits)

@@ -14,6 +14,7 @@ import posixpath
 from dataclasses import dataclass
 from typing import Callable, Iterator
 
+from reference_impl.common.timestamps import to_epoch_ms
 from reference_impl.errors import InvalidTable, Unsupported
 from reference_impl.iceberg import manifests as MF
 from reference_impl.iceberg import metadata as M
@@ -53,26 +54,9 @@ def snapshot_by_ref(md: M.TableMetadata, name: str) -> M.Snapshot | None:
     return s
 
 
-def _to_ms(ts: int | float | dt.datetime | str) -> int:
-    if isinstance(ts, bool):
-        raise InvalidTable(f"not a timestamp: {ts!r}")
-    if isinstance(ts, (int, float)):
-        return int(ts)
-    if isinstance(ts, str):
-        try:
-            ts = dt.datetime.fromisoformat(ts.replace("Z", "+00:00"))
-        except ValueError:
-            raise InvalidTable(f"not an ISO-8601 timestamp: {ts!r}") from None
-    if isinstance(ts, dt.datetime):
-        if ts.tzinfo is None:
-            ts = ts.replace(tzinfo=dt.timezone.utc)
-        return int(ts.timestamp() * 1000)
-    raise InvalidTable(f"not a timestamp: {ts!r}")
-
-
 def snapshot_as_of(md: M.TableMetadata, timestamp: int | float | dt.datetime | str) -> M.Snapshot:
     """The snapshot that was current at ``timestamp`` (ms or datetime), from the snapshot-log; informative error otherwise."""
-    ms = _to_ms(timestamp)
+    ms = to_epoch_ms(timestamp)
     if not md.snapshot_log:
         raise InvalidTable("the table has no snapshot-log, so it cannot be read as of a time", rule="ICEBERG-SNAP-015",
                            hint="read by snapshot id or ref instead")

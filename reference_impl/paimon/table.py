@@ -31,6 +31,7 @@ from typing import Any, Sequence
 
 import pyarrow as pa
 
+from reference_impl.common.timestamps import to_epoch_ms
 from reference_impl.errors import InvalidTable, Unsupported
 from reference_impl.paimon import binary_row as BR
 from reference_impl.paimon import datafiles as DF
@@ -48,24 +49,6 @@ _PATH_ESCAPE = frozenset([chr(c) for c in range(0x00, 0x20)] + list('"#%\'*/:=?\
 
 def _storage(location: str | Storage) -> Storage:
     return location if isinstance(location, Storage) else open_storage(location)
-
-
-def _to_ms(ts: int | str | dt.datetime) -> int:
-    """Epoch milliseconds of a timestamp given as ms, ISO-8601 text or datetime (naive = UTC)."""
-    if isinstance(ts, bool):
-        raise InvalidTable(f"not a timestamp: {ts!r}")
-    if isinstance(ts, (int, float)):
-        return int(ts)
-    if isinstance(ts, str):
-        try:
-            ts = dt.datetime.fromisoformat(ts.strip().replace("Z", "+00:00"))
-        except ValueError:
-            raise InvalidTable(f"not an ISO-8601 timestamp: {ts!r}") from None
-    if isinstance(ts, dt.datetime):
-        if ts.tzinfo is None:
-            ts = ts.replace(tzinfo=dt.timezone.utc)
-        return int(ts.timestamp() * 1000)
-    raise InvalidTable(f"not a timestamp: {ts!r}")
 
 
 def select(storage: Storage, *, version: int | None = None, snapshot_id: int | None = None, tag: str | None = None,
@@ -86,7 +69,7 @@ def select(storage: Storage, *, version: int | None = None, snapshot_id: int | N
         snapshot = None
     else:
         sid = version if version is not None else snapshot_id
-        ts = _to_ms(timestamp) if timestamp is not None else None
+        ts = to_epoch_ms(timestamp) if timestamp is not None else None
         snapshot = SN.select_snapshot(storage, snapshot_id=sid, tag=tag, timestamp_ms=ts,
                                       branch=None if layout.is_main else layout.branch)
     if snapshot is None:
