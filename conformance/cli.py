@@ -423,24 +423,42 @@ def cmd_findings_export(args: argparse.Namespace) -> int:
 
 
 def _verification_run(args: argparse.Namespace, findings: list, V) -> dict:
+    """Run the cells the entries name. Writer-side violation entries need no reader: their cases are
+    built by their writers only (as builders) and judged by the validator, so a glob over a
+    format's cases costs builds, not every reader's reads."""
     from conformance.engines.registry import load_engines
+    from conformance.findings import VIOLATION
     from conformance.report import write_results
     from conformance.runner import load_cases, run
 
     engines = load_engines(None)
-    patterns, wanted = V.selection(findings, args.store, [e.name for e in engines])
+    names = [e.name for e in engines]
+    cells = [f for f in findings if f.status != VIOLATION]
+    tables = [f for f in findings if f.status == VIOLATION]
+    patterns, wanted = V.selection(cells, args.store, names)
+    table_patterns, writers = V.selection(tables, args.store, names)
     cases = load_cases(None, ",".join(patterns)) if patterns else []
-    if not cases:
-        return {"store": args.store, "results": [], "engines": []}
+    built = load_cases(None, ",".join(table_patterns)) if table_patterns else []
+    if not cases and not built:
+        return {"store": args.store, "results": [], "engines": [], "writer_checks": []}
     out = os.path.abspath(args.out)
     store = _open_run_store(args.store, out)
     try:
-        outcome = run(cases, [e for e in engines if e.name in wanted], store=store, progress=not args.quiet,
-                      isolate=True, timeout=args.timeout)
+        doc = run(cases, [e for e in engines if e.name in wanted], store=store, progress=not args.quiet,
+                  isolate=True, timeout=args.timeout).document if cases else {"results": [], "engines": [],
+                                                                           "writer_checks": []}
+        if built:
+            only = [e for e in load_engines(None) if e.name in writers and e.name != "reference"]
+            extra = run(built, [], store=store, progress=not args.quiet, builders=only).document
+            doc["writer_checks"] = [*doc.get("writer_checks", []), *extra["writer_checks"]]
+            seen = {e["name"] for e in doc["engines"]}
+            doc["engines"] = [*doc["engines"], *(e for e in extra["engines"] if e["name"] not in seen)]
     finally:
         store.close()
-    print(f"wrote {write_results(outcome.document, out)}")
-    return outcome.document
+    doc.setdefault("store", store.name)
+    doc.setdefault("generated_at", "")
+    print(f"wrote {write_results(doc, out)}")
+    return doc
 
 
 def cmd_cases(args: argparse.Namespace) -> int:
