@@ -15,6 +15,11 @@ from typing import Any, Callable, Iterable, Iterator
 
 from reference_impl.errors import Internal, LakeconfError
 
+def at(path: str, detail: str = "") -> str:
+    """The ``where`` of a violation: the file (root-relative when inside the table), then the spot in it."""
+    return f"{path}: {detail}" if detail else path
+
+
 @dataclass(frozen=True, slots=True)
 class Violation:
     """One broken rule: its id, what is wrong, and where (the file and the spot in it)."""

@@ -3,7 +3,7 @@ of ``reference_impl.common.validation``, with Iceberg's prefix)."""
 
 from __future__ import annotations
 
-from reference_impl.common.validation import CheckRegistry, Violation
+from reference_impl.common.validation import CheckRegistry, Violation, at
 
 __all__ = ["REGISTRY", "CHECKS", "CHECK_FUNCTIONS", "Violation", "check", "V", "rid", "at"]
 
@@ -14,8 +14,3 @@ CHECKS = REGISTRY.checks
 check = REGISTRY.check
 V = REGISTRY.violation
 rid = REGISTRY.rid
-
-
-def at(path: str, detail: str = "") -> str:
-    """The ``where`` of a finding: the file (root-relative when inside the table), then the spot in it."""
-    return f"{path}: {detail}" if detail else path
