@@ -184,7 +184,19 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.junit_xml:
         print(f"wrote {_write_junit(outcome.document, args.junit_xml)}")
     print(f"lakeconf run ({outcome.document['store']}, {outcome.document['timing']['run_seconds']:.1f} s): {v.line()}")
+    if not v.ok:
+        _print_unexplained(v, results_path)
     return EXIT_OK if v.ok else EXIT_FINDINGS
+
+
+def _print_unexplained(v, results_path: str, limit: int = 20) -> None:
+    """Name what made the run fail (a CI log is often all one has), then where the rest is."""
+    for line in v.problems[:limit]:
+        print(f"  unexplained: {line[:400]}", file=sys.stderr)
+    if len(v.problems) > limit:
+        print(f"  ... and {len(v.problems) - limit} more", file=sys.stderr)
+    print(f"  every entry is in the report and {results_path}; a finding in the registry explains a "
+          "disagreement once the spec settles it (conformance/formats/<format>/findings.py)", file=sys.stderr)
 
 
 def cmd_fuzz(args: argparse.Namespace) -> int:

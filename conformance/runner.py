@@ -830,6 +830,7 @@ class Verdict:
     reference_failures: int
     tables_checked: int = 0  # tables the reference validator judged (``writer_checks``)
     writer_unexplained: int = 0  # violations (or validator failures) nothing accounts for
+    problems: tuple[str, ...] = ()  # one line per unexplained cell, reference failure or violation
 
     @property
     def ok(self) -> bool:
@@ -860,16 +861,22 @@ def verdict(rows: Iterable[Mapping[str, Any]], writer_checks: Iterable[Mapping[s
 
     counts = {s: 0 for s in STATUSES}
     unexplained = reference_failures = 0
+    problems: list[str] = []
     for r in rows:
         status = r["status"]
         counts[status] = counts.get(status, 0) + 1
         info = r.get("finding")
         explained = isinstance(info, Mapping)
+        cell = f"cell {r.get('case')} ({r.get('writer')} -> {r.get('reader')}): {status}: {r.get('message', '')}"
         if status in FINDING_STATUSES and not explained:
             unexplained += 1
+            problems.append(cell)
         if r.get("reader") == REFERENCE and status in ("fail", "error"):
             if not (explained and info.get("side") == "writer"):
                 reference_failures += 1
+                if explained:
+                    problems.append(f"reference failure, {cell}")
     checks = list(writer_checks)
+    violations = [f"table {e.get('case')} by {e.get('writer')}: {u}" for e in checks for u in unexplained_violations(e)]
     return Verdict(counts=counts, unexplained=unexplained, reference_failures=reference_failures,
-                   tables_checked=len(checks), writer_unexplained=sum(len(unexplained_violations(e)) for e in checks))
+                   tables_checked=len(checks), writer_unexplained=len(violations), problems=(*problems, *violations))
