@@ -307,7 +307,9 @@ def test_check_cell_uses_timestamp_capability(store):
 
 def test_an_engine_log_is_kept_only_with_a_failed_cell(store):
     class Logging(MemReader):
-        log = ["boot noise"]
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            self.log = ["boot noise"]  # one log per engine: readers run side by side
 
         def log_mark(self):
             return len(self.log)
