@@ -467,8 +467,15 @@ def check_bucket(schema: TableSchema, where: str = "") -> list[Violation]:
 
 
 def check_options(schema: TableSchema, where: str = "") -> list[Violation]:
-    """Option values written as JSON strings (PAIMON-SCHEMA-010)."""
-    return [Violation("PAIMON-SCHEMA-010", f"option {k!r} is not written as a JSON string", where) for k in schema.non_string_options]
+    """Option values written as JSON strings, enumerated options holding one of their values (PAIMON-SCHEMA-010)."""
+    out = [Violation("PAIMON-SCHEMA-010", f"option {k!r} is not written as a JSON string", where) for k in schema.non_string_options]
+    for key in ENUM_VALUES:
+        if key in schema.options:
+            try:
+                schema.enum_option(key)
+            except InvalidTable as exc:
+                out.append(Violation("PAIMON-SCHEMA-010", exc.message, where))
+    return out
 
 
 def validate_schema(schema: TableSchema, where: str = "") -> list[Violation]:

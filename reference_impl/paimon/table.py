@@ -3,8 +3,9 @@
 
 Which snapshot: the latest of the main branch (or of ``branch``); or one chosen by snapshot id (the kit's
 version number for Paimon is the snapshot id; version 0 is before the first commit: no rows, latest
-schema), tag or time (the latest snapshot committed at or before it). Which schema: the snapshot's
-``schemaId`` (PAIMON-SCHEMA-015); a table with no snapshot yet has its highest-numbered schema.
+schema), tag or time (the latest snapshot committed at or before it). Which schema: for a chosen
+snapshot, its ``schemaId`` (PAIMON-SCHEMA-015); for the latest state (and a table with no snapshot
+yet), the highest-numbered schema, so a schema change shows before the next commit (Java, pypaimon).
 
 Which files: the snapshot's live data files (base + delta manifest replay), never a directory listing
 (PAIMON-LAYOUT-009). A batch read drops what Java's batch scan drops:
@@ -72,7 +73,10 @@ def select(storage: Storage, *, version: int | None = None, snapshot_id: int | N
         ts = to_epoch_ms(timestamp) if timestamp is not None else None
         snapshot = SN.select_snapshot(storage, snapshot_id=sid, tag=tag, timestamp_ms=ts,
                                       branch=None if layout.is_main else layout.branch)
-    if snapshot is None:
+    # A read of the latest state projects the table's latest schema (a column dropped or moved after the
+    # last commit is already gone or moved), as Java and pypaimon do; a read of a chosen snapshot (time
+    # travel) projects that snapshot's schemaId (PAIMON-SCHEMA-015). Files evolve by their own _SCHEMA_ID.
+    if snapshot is None or not given:
         schema = SC.latest_schema(storage, layout)
         if schema is None:
             raise InvalidTable(f"no Paimon schema file under {storage.uri(layout.schema_dir)}", rule="PAIMON-LAYOUT-001")
@@ -303,11 +307,11 @@ def describe(location: str | Storage, *, version: int | None = None, snapshot_id
                                        timestamp=timestamp, branch=branch)
     return {
         "snapshot_id": snapshot.id if snapshot is not None else None,
-        "schema_id": schema.id,
+        "schema_id": snapshot.schema_id if snapshot is not None else schema.id,  # what the commit was written with
         "primary_keys": list(schema.primary_keys),
         "partition_keys": list(schema.partition_keys),
         "bucket": schema.bucket,
-        "merge_engine": schema.merge_engine,
+        "merge_engine": schema.merge_engine if schema.is_primary_key_table else None,  # append tables merge nothing
         "options": dict(schema.options),
         "commit_kind": snapshot.commit_kind if snapshot is not None else None,
     }

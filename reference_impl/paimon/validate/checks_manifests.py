@@ -300,7 +300,8 @@ def deletion_vector_files(ctx: Context) -> Iterator[Violation]:
                 data = ctx.storage.read(ipath)
             except (FileNotFoundError, InvalidTable):
                 continue  # index_files reports it
-            ranges = [DV.DvRange(r.data_file_name, r.offset, r.length, r.cardinality) for r in (f.dv_ranges or {}).values()]
+            ranges = [DV.DvRange(data_file=r.data_file_name, offset=r.offset, length=r.length, cardinality=r.cardinality)
+                      for r in (f.dv_ranges or {}).values()]
             counts = {r.data_file: rows[(e.partition, e.bucket, r.data_file)] for r in ranges
                       if (e.partition, e.bucket, r.data_file) in rows}
             for r in ranges:

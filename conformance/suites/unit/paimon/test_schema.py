@@ -364,3 +364,17 @@ def test_schema_history():
     s1 = SC.parse_schema(schema(id=1, partitionKeys=[], primaryKeys=["k"], highestFieldId=1))
     assert rules(SC.check_schema_history([s0, s1])) == ["PAIMON-SCHEMA-006", "PAIMON-SCHEMA-008", "PAIMON-SCHEMA-009"]
     assert SC.check_schema_history([s0, SC.parse_schema(schema(id=1, highestFieldId=5))]) == []
+
+
+@pytest.mark.rule("PAIMON-SCHEMA-010")
+@pytest.mark.parametrize("key, value, ok", [
+    ("merge-engine", "bogus", False), ("merge-engine", "First-Row", True), ("changelog-producer", "sometimes", False),
+    ("bucket-function.type", "hive", True), ("sequence.field.sort-order", "sideways", False),
+])
+def test_enumerated_option_values_are_checked(key, value, ok):
+    """An enumerated option outside its values is a SCHEMA-010 violation (the read refuses it the same way)."""
+    s = SC.parse_schema(schema(options={key: value}))
+    flagged = [v for v in SC.check_options(s) if v.rule == "PAIMON-SCHEMA-010"]
+    assert (not flagged) == ok
+    if not ok:
+        assert value in flagged[0].message
