@@ -1,0 +1,141 @@
+"""Reviewed Paimon findings: where an engine and the spec (or Paimon's own Java implementation) part.
+
+Each entry says what was seen, which side the spec supports and the rule ids (rules/paimon.md);
+``section`` names the spec page (docs/docs/concepts/spec/) the spec side rests on. Daft reads Paimon
+tables through pypaimon (its own ``read_paimon`` fails on pypaimon 2.1, see the Daft driver), so a
+pypaimon reader cause shows in Daft's cells too and its entry names both.
+"""
+
+from __future__ import annotations
+
+from conformance.findings import Finding
+
+_PYPAIMON = "2.1.0"
+_DAFT = "0.7.26"
+_PY_READERS = ("pypaimon", "daft")
+_JAVA = "paimon-bundle 1.4.2"
+_SEEN = {"pypaimon": _PYPAIMON, "daft": _DAFT}
+
+FINDINGS: tuple[Finding, ...] = (
+    # ---------------------------------------------------------------- pypaimon as a reader
+    Finding(
+        id="pypaimon-rejects-bitmap64-deletion-vectors",
+        engines=_PY_READERS,
+        cases=("paimon/append-deletion-vectors-bitmap64",),
+        status="unsupported",
+        pattern=r"Invalid magic number: 3520280932",
+        cause=("pypaimon 2.1.0 reads only 32-bit Roaring deletion vectors: on a vector of a table with "
+               "deletion-vectors.bitmap64=true it fails with 'Invalid magic number: 3520280932, expected: 1581511376' "
+               "(its deletion_vector.py checks the 32-bit magic alone)."),
+        spec=("The spec supports the reference: with deletion-vectors.bitmap64=true the bitmap bytes are the 64-bit, "
+              "Iceberg-compatible layout (magic 1681511377 little-endian, then a 64-bit Roaring bitmap), and Paimon's "
+              "Java reader dispatches on the magic. The refusal is honest (no wrong rows), a missing feature."),
+        rules=("PAIMON-INDEX-005", "PAIMON-INDEX-008"),
+        section="spec/tableindex.md (Deletion Vectors)",
+        upstream="engine limitation",
+        versions=_SEEN,
+    ),
+    Finding(
+        id="pypaimon-partial-update-remove-on-delete-unsupported",
+        engines=_PY_READERS,
+        cases=("paimon/merge-partial-update-remove-on-delete",),
+        status="unsupported",
+        pattern=r"partial-update\.remove-record-on-delete",
+        cause=("pypaimon 2.1.0 refuses to read a partial-update table with partial-update.remove-record-on-delete "
+               "('enabled together with options that pypaimon does not yet implement')."),
+        spec=("The documented merge semantics support the reference: with the option a -D record removes the row "
+              "(docs primary-key-table/merge-engine/partial-update). A declared gap, no wrong rows."),
+        rules=("PAIMON-DATA-003", "PAIMON-DATA-004"),
+        section="primary-key-table/merge-engine/partial-update",
+        upstream="engine limitation",
+        versions=_SEEN,
+    ),
+    Finding(
+        id="pypaimon-aggregation-retract-unsupported",
+        engines=_PY_READERS,
+        cases=("paimon/merge-aggregation-retract",),
+        status="unsupported",
+        pattern=r"does not yet implement retract",
+        cause=("pypaimon 2.1.0's aggregation merge refuses -U/-D records ('AggregateMergeFunction received a -U row; "
+               "the aggregation merge engine does not yet implement retract')."),
+        spec=("The documented semantics support the reference: sum (and the other retractable aggregators) subtract "
+              "a retracted value (docs primary-key-table/merge-engine/aggregation, 'Retraction'). A declared gap."),
+        rules=("PAIMON-DATA-003",),
+        section="primary-key-table/merge-engine/aggregation",
+        upstream="engine limitation",
+        versions=_SEEN,
+    ),
+    Finding(
+        id="pypaimon-reads-no-manifest-before-1-0",
+        engines=_PY_READERS,
+        cases=("paimon/manifests-release-0-8", "paimon/manifests-release-0-9"),
+        status="error",
+        pattern=r"KeyError: '_VALUE_STATS_COLS'",
+        cause=("pypaimon 2.1.0 fails with KeyError: '_VALUE_STATS_COLS' on data manifests written by Paimon 0.8 and "
+               "0.9, whose _FILE record ends before the fields added in 1.0: it indexes the decoded record by every "
+               "current field name instead of treating a field the file's writer schema lacks as null."),
+        spec=("The spec supports the reference: readers decode _FILE by the file's own writer schema, so manifests "
+              "with fewer trailing nullable fields from older writers stay readable (PAIMON-MANIFEST-035); a missing "
+              "_VALUE_STATS_COLS means stats over every column (PAIMON-MANIFEST-029). Java reads them."),
+        rules=("PAIMON-MANIFEST-035", "PAIMON-MANIFEST-029"),
+        section="spec/manifest.md",
+        upstream="engine bug",
+        versions=_SEEN,
+    ),
+    Finding(
+        id="readers-crash-on-duplicate-field-ids",
+        engines=(*_PY_READERS, "paimon-java"),
+        cases=("paimon/neg-duplicate-field-ids",),
+        status="error",
+        pattern=r"exists 2 times in schema|AmbiguousReference|HeapBytesVector cannot be cast",
+        cause=("On a schema whose two fields share an id, pypaimon 2.1.0 fails inside pyarrow (KeyError: 'Field "
+               "\"letter\" exists 2 times in schema'), Daft with an ambiguous-column error and Paimon's Java reader "
+               "with a ClassCastException (it reads the string column into the long vector of the field sharing "
+               "its id): crashes, not a refusal of the table."),
+        spec=("The spec supports the reference: field ids are unique across the schema (PAIMON-SCHEMA-006), so the "
+              "table is invalid and a reader should say so; the error it gives instead names no broken rule."),
+        rules=("PAIMON-SCHEMA-006",),
+        section="spec/schema.md",
+        upstream="engine bug",
+        versions={**_SEEN, "paimon-java": _JAVA},
+    ),
+    # ---------------------------------------------------------------- Paimon's Java reader
+    Finding(
+        id="paimon-java-misreads-int64-nanosecond-timestamps",
+        engines=("paimon-java",),
+        cases=("paimon/types-timestamp-precisions", "paimon/types-timestamp-ltz"),
+        status="error",
+        pattern=r"TIMESTAMP\(9\)\): Java returned|HeapTimestampVector cannot be cast",
+        cause=("Paimon's Java reader (paimon-bundle 1.4.2) expects TIMESTAMP(7..9) Parquet columns in INT96, the "
+               "layout its own writer uses. The reference and pypaimon 2.1.0 write them as INT64 with the Parquet "
+               "logical type TIMESTAMP(NANOS): Java reads those nanoseconds as milliseconds for TIMESTAMP(9) (a wrong "
+               "instant, here beyond year 50000) and fails with a ClassCastException for TIMESTAMP(9) WITH LOCAL "
+               "TIME ZONE."),
+        spec=("The spec supports the files: it fixes no Parquet physical type for timestamps, and INT64 "
+              "TIMESTAMP(NANOS) is Parquet's own encoding of a nanosecond timestamp (INT96 is deprecated there). "
+              "A reader must honour the file's logical type rather than assume its writer's layout; silently "
+              "returning another instant is the worst outcome."),
+        rules=("PAIMON-SCHEMA-017", "PAIMON-SCHEMA-007"),
+        section="spec/datafile.md; Parquet LogicalTypes (TIMESTAMP)",
+        upstream="engine bug",
+        versions={"paimon-java": _JAVA},
+    ),
+    # ---------------------------------------------------------------- pypaimon as a writer (the validator)
+    Finding(
+        id="pypaimon-index-manifest-name-lacks-counter",
+        engines=("*",),
+        writers=("pypaimon",),
+        cases=("paimon/*",),
+        status="violation",
+        pattern=r"PAIMON-LAYOUT-006: index-manifest-[0-9a-f-]+ is not named index-manifest-<uuid>-<n>",
+        cause=("pypaimon 2.1.0 names the index manifests it writes (dynamic-bucket hash indexes, deletion vectors) "
+               "'index-manifest-<uuid>' with no '-<n>' counter (manifest/index_manifest_file.py)."),
+        spec=("The spec and Java support the validator: index manifests are named index-manifest-<uuid>-<n> like "
+              "every other manifest (PAIMON-LAYOUT-006, Java's FileStorePathFactory). Readers open the name the "
+              "snapshot gives, so no reader cell fails; tools that recognise files by name (orphan cleaning) may not."),
+        rules=("PAIMON-LAYOUT-006",),
+        section="spec/index.md (file layout)",
+        upstream="engine bug",
+        versions={"pypaimon": _PYPAIMON},
+    ),
+)

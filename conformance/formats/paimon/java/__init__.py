@@ -1,0 +1,1 @@
+"""Apache Paimon's Java implementation (paimon-bundle) as a reader engine: ``engine.PaimonJavaEngine``."""
