@@ -20,6 +20,7 @@ FORMAT = FormatPlugin(
         "reference": f"{_PKG}.reference",
         "daft": f"{_PKG}.drivers.daft",
     },
+    bench=f"{_PKG}.bench",
     versions=(
         "the snapshot id: 0 is the table before its first commit, N the snapshot snapshot/snapshot-N "
         "(--snapshot-id, --tag and --as-of name a snapshot the Paimon way)"
