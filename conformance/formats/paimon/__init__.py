@@ -21,6 +21,7 @@ FORMAT = FormatPlugin(
         "daft": f"{_PKG}.drivers.daft",
     },
     bench=f"{_PKG}.bench",
+    hostile=f"{_PKG}.hostile:SPEC",
     versions=(
         "the snapshot id: 0 is the table before its first commit, N the snapshot snapshot/snapshot-N "
         "(--snapshot-id, --tag and --as-of name a snapshot the Paimon way)"
