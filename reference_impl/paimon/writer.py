@@ -11,7 +11,11 @@ of times. ``LATEST`` is refreshed afterwards (a hint: readers check it).
 What is written (facts checked against pypaimon 2.1.0 output and the Java sources):
 
 * schema files version 3; ``primary-key`` / ``partition`` options become the key lists (Java ``Schema``);
-* data files ``data-<uuid>-<n>.parquet`` (zstd, Paimon field ids); primary-key files carry
+* data files ``data-<uuid>-<n>.<file.format>`` (zstd) in Parquet (Paimon field ids), ORC (``paimon.id`` type
+  attributes as Java's ``OrcTypeUtil``, patched into the footer pyarrow writes: ``orc_footer``; TIME as INT
+  millis; BINARY(n) refused as Java does) or Avro (``AvroSchemaConverter``'s schema: no field ids, nullable
+  as ``["null", t]`` with default null, timestamps millis/micros, DECIMAL as unscaled bytes, non-string-key
+  maps as arrays of key/value records; TIMESTAMP/TIME above precision 6/3 refused as Java does); primary-key files carry
   ``_KEY_<k>``, ``_SEQUENCE_NUMBER``, ``_VALUE_KIND`` then every column, sorted by key then sequence;
   sequence numbers continue per (partition, bucket) from the live files' maximum; full compaction
   writes one file per bucket at level ``num-levels - 1`` (append tables: level 0);
@@ -23,21 +27,33 @@ What is written (facts checked against pypaimon 2.1.0 output and the Java source
   ``_MIN_KEY``/``_MAX_KEY``, partition stats and bucket/level ranges in the list;
 * deletion vectors for append tables (``deletion-vectors.enabled``): one index file per (partition,
   bucket) holding every vector of the bucket, 32-bit Roaring unless ``deletion-vectors.bitmap64``;
-* ``changelog-producer=input``: each new data file again as a ``changelog-`` file, in a changelog list.
+* ``changelog-producer=input``: each new data file again as a ``changelog-`` file, in a changelog list;
+* the postpone bucket (``bucket`` -2, pypaimon 2.1.0's layout): writes go to ``bucket-postpone`` (``_BUCKET``
+  and ``_TOTAL_BUCKETS`` -2, level 0) as Avro whatever ``file.format`` says (Java; pypaimon keeps an explicit
+  ``file.format``), the table's format when the row type has no Avro mapping,
+  named ``<prefix>-u-<commitUser>-s-<writeId>-w-<uuid>-<n>``, rows in arrival order, sequence numbers from 0,
+  no value stats (``metadata.stats-mode=none``, ``_VALUE_STATS_COLS`` empty), no changelog; batch reads skip
+  them until ``compact`` replays them into real buckets (``postpone.default-bucket-num``, else Java's
+  ``PostponeUtils`` estimate; partitions with real buckets keep their count).
 
 Primary-key tables with deletion vectors or the first-row engine are written like the others, at level
 0, which Java's batch reads skip: their rows show once ``compact`` has moved them up.
 
 Not written: changelogs of the full-compaction and lookup producers, row tracking, data evolution,
-the postpone bucket, ORC/Avro data files, INT96 for TIMESTAMP(7..9) (written as INT64 nanoseconds),
-field ids of ARRAY/MAP elements, manifest merging (the base list grows by one manifest per commit).
+Java's batch writes of postpone tables straight into fixed buckets (``postpone.batch-write-fixed-bucket``),
+INSERT OVERWRITE of postpone tables, INT96 for TIMESTAMP(7..9) in Parquet (written as INT64 nanoseconds:
+pyarrow's INT96 switch covers every timestamp column of a file), CHAR/VARCHAR(n) ORC types, field ids of
+ARRAY/MAP elements in Parquet, manifest merging (the base list grows by one manifest per commit).
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import decimal
 import io
 import json
+import random
+import re
 import struct
 import time
 import uuid as uuidlib
@@ -59,6 +75,7 @@ from reference_impl.paimon import deletion_vectors as DV
 from reference_impl.paimon import layout as L
 from reference_impl.paimon import manifests as M
 from reference_impl.paimon import merge as MG
+from reference_impl.paimon import orc_footer as OF
 from reference_impl.paimon import schema as SC
 from reference_impl.paimon import snapshot as SN
 from reference_impl.paimon import table as TB
@@ -150,6 +167,8 @@ class _Ctx:
     written: list[str] = field(default_factory=list)
     uuid: str = field(default_factory=lambda: str(uuidlib.uuid4()))
     counters: dict[str, int] = field(default_factory=dict)
+    commit_user: str = field(default_factory=lambda: str(uuidlib.uuid4()))
+    write_id: int = field(default_factory=lambda: random.randint(0, (1 << 31) - 2))  # postpone file names
 
     @property
     def part_fields(self) -> list[DataField]:
@@ -217,10 +236,14 @@ def _check_options(schema: SC.TableSchema) -> None:
     if problems:
         v = problems[0]
         raise InvalidTable(f"invalid table definition: {v.message}", rule=v.rule)
-    if schema.bucket == L.POSTPONE_BUCKET:
-        raise Unsupported("the postpone bucket (bucket=-2) is not written by the reference writer", feature="postpone-bucket")
-    if schema.file_format != "parquet":
-        raise Unsupported(f"file.format={schema.file_format}: the reference writer writes parquet only", feature="file-format")
+    if schema.bucket == L.POSTPONE_BUCKET and not schema.primary_keys:
+        raise InvalidTable("bucket=-2 (postpone) needs a primary-key table", rule="PAIMON-BUCKET-001")
+    if schema.bucket == L.POSTPONE_BUCKET and schema.deletion_vectors_enabled:
+        raise Unsupported("deletion vectors on a postpone-bucket table are not written by the reference writer",
+                          feature="postpone-bucket")
+    if schema.file_format not in ("parquet", "orc", "avro"):
+        raise Unsupported(f"file.format={schema.file_format}: the reference writer writes parquet, orc and avro",
+                          feature="file-format")
     for key in (SC.DATA_EVOLUTION_ENABLED, SC.ROW_TRACKING_ENABLED, SC.DATA_FILE_THIN_MODE):
         if schema.bool_option(key):
             raise Unsupported(f"{key}=true is not written by the reference writer", feature=key)
@@ -530,48 +553,271 @@ def _conform(rows: pa.Table, fields: Sequence[DataField]) -> pa.Table:
     return pa.Table.from_arrays(out, schema=pa.schema([arrow_field(f.name, f.type).with_nullable(True) for f in fields]))
 
 
+# ---------------------------------------------------------------------------------------------
+# Data file formats (Parquet: ParquetSchemaConverter; ORC: OrcTypeUtil; Avro: AvroSchemaConverter)
+
+AVRO_ROW_NAME = "org.apache.paimon.avro.generated.record"  # AvroSchemaConverter.convertToSchema
+_AVRO_CODECS = {"zstd": "zstandard", "snappy": "snappy", "deflate": "deflate", "none": "null", "uncompressed": "null"}
+_EPOCH = dt.datetime(1970, 1, 1)
+_EPOCH_DAY = dt.date(1970, 1, 1)
+_INT32 = 1 << 32
+
+
+def _java_int(v: int) -> int:
+    v &= _INT32 - 1
+    return v - _INT32 if v >= 1 << 31 else v
+
+
+def _orc_ids(fid: int, t: DataType, own: int, depth: int, out: list[dict[str, str]]) -> None:
+    """The ``paimon.id`` attribute of an ORC type and its children, in ORC column order (OrcTypeUtil.convertToOrcType)."""
+    out.append({OF.FIELD_ID_ATTRIBUTE: str(own)})
+    base, limit = ((1 << 31) - 1) // 4, 1 << 10  # SpecialFields.STRUCTURED_TYPE_FIELD_ID_BASE, _DEPTH_LIMIT (int arithmetic)
+    if t.root == "ARRAY":
+        _orc_ids(fid, t.element, _java_int(base + fid * limit + depth + 1), depth + 1, out)
+    elif t.root == "MAP":
+        _orc_ids(fid, t.key, _java_int(base - fid * limit - depth - 1), depth + 1, out)
+        _orc_ids(fid, t.value, _java_int(base + fid * limit + depth + 1), depth + 1, out)
+    elif t.root == "ROW":
+        for c in t.fields:
+            _orc_ids(c.id, c.type, c.id, 0, out)
+
+
+def _check_orc_type(t: DataType, name: str) -> None:
+    """Types Java's ORC writer refuses (OrcTypeUtil), and ones pyarrow cannot write as Java does."""
+    if t.root in ("BINARY", "VARBINARY") and t.params[0] != MAX_LENGTH:
+        raise Unsupported(f"column {name!r}: {t} in ORC (Java's OrcTypeUtil writes BYTES only)", feature="orc-type")
+    if t.root in ("CHAR", "VARCHAR") and t.params[0] != MAX_LENGTH:
+        raise Unsupported(f"column {name!r}: {t} needs ORC char/varchar types, which pyarrow does not write",
+                          feature="orc-type")
+    if t.root == "MULTISET":
+        raise Unsupported(f"column {name!r}: MULTISET in ORC (Java's OrcTypeUtil has no mapping)", feature="orc-type")
+    for child in (t.element, t.key, t.value):
+        if child is not None:
+            _check_orc_type(child, name)
+    for f in t.fields:
+        _check_orc_type(f.type, name)
+
+
+def _orc_arrow(arr: pa.Array, t: DataType) -> pa.Array:
+    """A column as pyarrow's ORC writer takes it: TIME as INT millis (OrcTypeUtil), nested types rebuilt."""
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    mask = arr.is_null() if arr.null_count else None
+    if t.root == "TIME":
+        return arr.cast(pa.time32("ms"), safe=False).cast(pa.int32())
+    if t.root == "ROW":
+        flat = arr.flatten()
+        children = [_orc_arrow(flat[i], f.type) for i, f in enumerate(t.fields)]
+        return pa.StructArray.from_arrays(children, fields=[pa.field(f.name, c.type) for f, c in zip(t.fields, children)],
+                                          mask=mask)
+    if t.root == "ARRAY":
+        values = _orc_arrow(arr.values, t.element)
+        return pa.ListArray.from_arrays(arr.offsets, values, mask=mask)
+    if t.root == "MAP":
+        keys, items = _orc_arrow(arr.keys, t.key), _orc_arrow(arr.items, t.value)
+        return pa.MapArray.from_arrays(arr.offsets, keys, items, mask=mask)
+    return arr
+
+
+def _encode_orc(columns: list[pa.Array], fields: Sequence[DataField], compression: str) -> bytes:
+    for f in fields:
+        _check_orc_type(f.type, f.name)
+    arrays = [_orc_arrow(c, f.type) for c, f in zip(columns, fields)]
+    table = pa.Table.from_arrays(arrays, names=[f.name for f in fields])
+    import pyarrow.orc as orc
+
+    buf = io.BytesIO()
+    orc.write_table(table, buf, compression={"none": "uncompressed"}.get(compression, compression))
+    attrs: list[dict[str, str]] = [{}]  # the root struct has no id
+    for f in fields:
+        _orc_ids(f.id, f.type, f.id, 0, attrs)
+    return OF.with_type_attributes(buf.getvalue(), attrs)
+
+
+def _avro_type(t: DataType, row_name: str) -> Any:
+    """AvroSchemaConverter.convertToSchema (no field ids: Java adds them for Iceberg compatibility only)."""
+    r = t.root
+    s: Any
+    if r == "BOOLEAN":
+        s = "boolean"
+    elif r in ("TINYINT", "SMALLINT", "INT"):
+        s = "int"
+    elif r in ("BIGINT", "FLOAT", "DOUBLE"):
+        s = {"BIGINT": "long", "FLOAT": "float", "DOUBLE": "double"}[r]
+    elif r in ("CHAR", "VARCHAR"):
+        s = "string"
+    elif r in ("BINARY", "VARBINARY"):
+        s = "bytes"
+    elif r in ("TIMESTAMP", "TIMESTAMP_LTZ"):
+        if t.precision > 6:
+            raise Unsupported(f"{t} in Avro: Java's AvroSchemaConverter supports precision up to 6",
+                              feature="avro-timestamp-precision")
+        unit = "millis" if t.precision <= 3 else "micros"
+        s = {"type": "long", "logicalType": f"{'local-' if r == 'TIMESTAMP_LTZ' else ''}timestamp-{unit}"}
+    elif r == "DATE":
+        s = {"type": "int", "logicalType": "date"}
+    elif r == "TIME":
+        if t.precision > 3:
+            raise Unsupported(f"{t} in Avro: Java's AvroSchemaConverter supports TIME up to precision 3",
+                              feature="avro-time-precision")
+        s = {"type": "int", "logicalType": "time-millis"}
+    elif r == "DECIMAL":
+        s = {"type": "bytes", "logicalType": "decimal", "precision": t.precision, "scale": t.scale}
+    elif r == "ROW":
+        fields = []
+        for f in t.fields:
+            node: dict[str, Any] = {"name": f.name, "type": _avro_type(f.type, f"{row_name}_{f.name}")}
+            if f.type.nullable:
+                node["default"] = None
+            fields.append(node)
+        s = {"type": "record", "name": row_name, "fields": fields}
+    elif r in ("MAP", "MULTISET"):
+        kt, vt = (t.key, t.value) if r == "MAP" else (t.element, DataType("INT"))
+        if kt.root in ("VARCHAR", "CHAR"):
+            s = {"type": "map", "values": _avro_type(vt, row_name)}
+        else:  # an array of {key, value} records, marked as a map (Iceberg-compatible)
+            value: dict[str, Any] = {"name": "value", "type": _avro_type(vt, f"{row_name}_value")}
+            if vt.nullable:
+                value["default"] = None
+            s = {"type": "array", "logicalType": "map", "items": {"type": "record", "name": row_name, "fields": [
+                {"name": "key", "type": _avro_type(kt, f"{row_name}_key")}, value]}}
+    elif r == "ARRAY":
+        s = {"type": "array", "items": _avro_type(t.element, row_name)}
+    else:
+        raise Unsupported(f"{t} columns are not written to Avro by the reference writer", feature=f"avro-type:{r}")
+    return ["null", s] if t.nullable else s
+
+
+def _unscaled_bytes(v: decimal.Decimal, scale: int) -> bytes:
+    """BigInteger.toByteArray of the unscaled value (minimal big-endian two's complement)."""
+    n = int(v.scaleb(scale, decimal.Context(prec=100)))
+    bits = n.bit_length() if n >= 0 else (-n - 1).bit_length()
+    return n.to_bytes(bits // 8 + 1, "big", signed=True)
+
+
+def _avro_value(v: Any, t: DataType) -> Any:
+    """A Python value (Arrow's ``as_py``) as the raw Avro datum Java writes (epoch numbers, unscaled bytes)."""
+    if v is None:
+        return None
+    r = t.root
+    if r in ("TIMESTAMP", "TIMESTAMP_LTZ"):
+        if v.tzinfo is not None:
+            v = v.astimezone(dt.timezone.utc).replace(tzinfo=None)
+        micros = (v - _EPOCH) // dt.timedelta(microseconds=1)
+        return micros if t.precision > 3 else micros // 1000
+    if r == "DATE":
+        return (v - _EPOCH_DAY).days
+    if r == "TIME":
+        return ((v.hour * 60 + v.minute) * 60 + v.second) * 1000 + v.microsecond // 1000
+    if r == "DECIMAL":
+        return _unscaled_bytes(v, t.scale)
+    if r == "ROW":
+        return {f.name: _avro_value(v.get(f.name), f.type) for f in t.fields}
+    if r == "ARRAY":
+        return [_avro_value(x, t.element) for x in v]
+    if r in ("MAP", "MULTISET"):
+        kt, vt = (t.key, t.value) if r == "MAP" else (t.element, DataType("INT"))
+        pairs = [(_avro_value(k, kt), _avro_value(x, vt)) for k, x in v]
+        return dict(pairs) if kt.root in ("VARCHAR", "CHAR") else [{"key": k, "value": x} for k, x in pairs]
+    return v
+
+
+def _encode_avro(columns: list[pa.Array], fields: Sequence[DataField], compression: str, level: int) -> bytes:
+    schema = {"type": "record", "name": AVRO_ROW_NAME, "fields": []}
+    for f in fields:
+        node: dict[str, Any] = {"name": f.name, "type": _avro_type(f.type, f"{AVRO_ROW_NAME}_{f.name}")}
+        if f.type.nullable:
+            node["default"] = None
+        schema["fields"].append(node)
+    codec = _AVRO_CODECS.get(compression)
+    if codec is None:
+        raise Unsupported(f"file.compression={compression} has no Avro codec", feature="avro-compression")
+    values = [c.to_pylist() for c in columns]
+    records = [{f.name: _avro_value(col[i], f.type) for f, col in zip(fields, values)}
+               for i in range(len(values[0]) if values else 0)]
+    buf = io.BytesIO()
+    kwargs = {"codec_compression_level": level} if codec == "zstandard" else {}
+    fastavro.writer(buf, fastavro.parse_schema(schema), records, codec=codec, **kwargs)
+    return buf.getvalue()
+
+
+def _encode(fmt: str, columns: list[pa.Array], fields: Sequence[DataField], schema: SC.TableSchema) -> bytes:
+    """One data file's bytes: ``columns`` (one per field, in file order; system fields included)."""
+    compression = (schema.option(SC.FILE_COMPRESSION) or "zstd").strip().lower()
+    if fmt == "orc":
+        return _encode_orc(columns, fields, compression)
+    if fmt == "avro":
+        return _encode_avro(columns, fields, compression,
+                            int(schema.option("file.compression.zstd-level") or 1))
+    afields = [_with_ids(arrow_field(f.name, f.type), f.type, f.id) for f in fields]
+    data_table = pa.Table.from_arrays([a.cast(af.type) for a, af in zip(columns, afields)], schema=pa.schema(afields))
+    buf = io.BytesIO()
+    pq.write_table(data_table, buf, compression=compression)
+    return buf.getvalue()
+
+
+def _postpone_format(schema: SC.TableSchema) -> str:
+    """PostponeBucketFileStoreWrite: Avro whenever the row type converts to Avro, else the table's format."""
+    try:
+        for f in schema.fields:
+            _avro_type(f.type, f.name)
+    except Unsupported:
+        return schema.file_format
+    return "avro"
+
+
 def _write_file(ctx: _Ctx, rows: pa.Table, *, partition: tuple, bucket: int, total_buckets: int, level: int,
                 seq_start: int, kinds: np.ndarray | None, source: int, seqs: np.ndarray | None = None) -> dict[str, Any]:
-    """Write one data file of ``rows`` (table columns), return its ADD manifest entry record."""
+    """Write one data file of ``rows`` (table columns), return its ADD manifest entry record.
+
+    Postpone-bucket files (bucket -2) keep the rows in arrival order (no sort: compaction replays them),
+    are Avro with ``metadata.stats-mode=none`` (no value stats) and are named
+    ``<prefix>-u-<commitUser>-s-<writeId>-w-<uuid>-<n>`` (PostponeBucketFileStoreWrite)."""
     schema = ctx.schema
     fields = list(schema.fields)
     n = rows.num_rows
+    postpone = bucket == L.POSTPONE_BUCKET
     if seqs is None:
         seqs = np.arange(seq_start, seq_start + n, dtype=np.int64)
     pfields = ctx.part_fields
     part_path = TB.partition_path(partition, pfields, schema)
-    name = ctx.name(schema.option(SC.DATA_FILE_PREFIX) or "data-", ".parquet")
+    prefix = schema.option(SC.DATA_FILE_PREFIX) or "data-"
+    fmt = schema.file_format
+    if postpone:
+        prefix = f"{prefix}-u-{ctx.commit_user}-s-{ctx.write_id}-w-"
+        fmt = _postpone_format(schema)
+    name = ctx.name(prefix, f".{fmt}")
     key_fields = ctx.key_fields
+    file_fields: list[DataField] = []
     if ctx.is_pk:
         kinds = np.zeros(n, dtype=np.int8) if kinds is None else kinds.astype(np.int8)
         t = rows.append_column("__seq", pa.array(seqs, pa.int64())).append_column("__kind", pa.array(kinds, pa.int8()))
-        order = pc.sort_indices(t, sort_keys=[(f.name, "ascending") for f in key_fields] + [("__seq", "ascending")])
-        t = t.take(order)
-        arrays, afields = [], []
+        if not postpone:
+            order = pc.sort_indices(t, sort_keys=[(f.name, "ascending") for f in key_fields] + [("__seq", "ascending")])
+            t = t.take(order)
+        arrays = []
         for f in key_fields:
             kf = DF.key_field(f)
             arrays.append(t.column(f.name))
-            afields.append(_field_meta(arrow_field(kf.name, f.type.not_null()), kf.id))
+            file_fields.append(DataField(kf.id, kf.name, f.type.not_null()))
         for sf, col in ((DF.SEQUENCE_NUMBER, "__seq"), (DF.VALUE_KIND, "__kind")):
             arrays.append(t.column(col))
-            afields.append(_field_meta(arrow_field(sf.name, sf.type), sf.id))
+            file_fields.append(sf)
         rows = t.select([f.name for f in fields])
         seqs_sorted = t.column("__seq").to_numpy()
         kinds_sorted = t.column("__kind").to_numpy()
     else:
-        arrays, afields = [], []
+        arrays = []
         seqs_sorted, kinds_sorted = seqs, None
     for f in fields:
         arrays.append(rows.column(f.name))
-        afields.append(_with_ids(arrow_field(f.name, f.type), f.type, f.id))
-    data_table = pa.Table.from_arrays([a.cast(af.type) for a, af in zip(arrays, afields)], schema=pa.schema(afields))
-    buf = io.BytesIO()
-    pq.write_table(data_table, buf, compression=(schema.option(SC.FILE_COMPRESSION) or "zstd"))
-    data = buf.getvalue()
+        file_fields.append(f)
+    data = _encode(fmt, arrays, file_fields, schema)
     ctx.put(DF.data_file_path(name, bucket=bucket, partition_path=part_path,
                               data_dir=schema.options.get(SC.DATA_FILE_PATH_DIRECTORY)), data)
     if ctx.is_pk:
         key_types = [f.type.not_null() for f in key_fields]
+        # the first and the last key written (a sorted run: the smallest and largest; a postpone file: arrival order)
         first = [rows.column(f.name)[0].as_py() for f in key_fields]
         last = [rows.column(f.name)[n - 1].as_py() for f in key_fields]
         min_key, max_key = BR.serialize_with_arity(first, key_types), BR.serialize_with_arity(last, key_types)
@@ -581,13 +827,14 @@ def _write_file(ctx: _Ctx, rows: pa.Table, *, partition: tuple, bucket: int, tot
         min_key = max_key = BR.EMPTY_ROW_SERIALIZED
         key_stats = BR.encode_stats([], [], [], [])
         deletes = 0
+    value_stats = BR.encode_stats([], [], [], []) if postpone else _stats(rows, fields)
     rec = {"_FILE_NAME": name, "_FILE_SIZE": len(data), "_ROW_COUNT": n, "_MIN_KEY": min_key, "_MAX_KEY": max_key,
-           "_KEY_STATS": key_stats, "_VALUE_STATS": _stats(rows, fields),
+           "_KEY_STATS": key_stats, "_VALUE_STATS": value_stats,
            "_MIN_SEQUENCE_NUMBER": int(seqs_sorted.min()) if n else 0,
            "_MAX_SEQUENCE_NUMBER": int(seqs_sorted.max()) if n else 0, "_SCHEMA_ID": schema.id, "_LEVEL": level,
            "_EXTRA_FILES": [], "_CREATION_TIME": _wall_clock_ms(), "_DELETE_ROW_COUNT": deletes,
-           "_EMBEDDED_FILE_INDEX": None, "_FILE_SOURCE": source, "_VALUE_STATS_COLS": None, "_EXTERNAL_PATH": None,
-           "_FIRST_ROW_ID": None, "_WRITE_COLS": None, "_WRITE_COLS_SEQUENCES": None}
+           "_EMBEDDED_FILE_INDEX": None, "_FILE_SOURCE": source, "_VALUE_STATS_COLS": [] if postpone else None,
+           "_EXTERNAL_PATH": None, "_FIRST_ROW_ID": None, "_WRITE_COLS": None, "_WRITE_COLS_SEQUENCES": None}
     part_row = BR.serialize_with_arity(list(partition), [f.type for f in pfields])
     return _entry_record(M.ADD, part_row, bucket, total_buckets, rec)
 
@@ -666,6 +913,8 @@ def _assign(ctx: _Ctx, rows: pa.Table, dynamic: _DynamicBuckets | None) -> tuple
         praw.append(cache[p])
     n = schema.bucket
     buckets = np.zeros(rows.num_rows, dtype=np.int64)
+    if n == L.POSTPONE_BUCKET:  # every row to bucket-postpone; compaction assigns the real buckets
+        return parts, praw, buckets + L.POSTPONE_BUCKET, L.POSTPONE_BUCKET
     if n > 0 or (ctx.is_pk and n == SC.DYNAMIC_BUCKET):
         keys = schema.bucket_keys if n > 0 else schema.trimmed_primary_keys
         kf = [schema.get_field(k) for k in keys]
@@ -690,7 +939,8 @@ def _write_rows(ctx: _Ctx, rows: pa.Table, kinds: np.ndarray | None, files: int,
     groups: dict[tuple[bytes, int], list[int]] = {}
     for i, (raw, b) in enumerate(zip(praw, buckets)):
         groups.setdefault((raw, int(b)), []).append(i)
-    seq = {} if restart_sequence else _max_sequence(ctx)
+    # postpone writers ignore previous files: each write's sequence numbers start at 0 (pypaimon; Java's are -1)
+    seq = {} if restart_sequence or total == L.POSTPONE_BUCKET else _max_sequence(ctx)
     out = []
     for (raw, b), positions in groups.items():
         idx = np.asarray(positions)
@@ -711,7 +961,7 @@ def _sorted_runs(ctx: _Ctx, rows: pa.Table, idx: np.ndarray) -> list[np.ndarray]
     sorted run, each key at most once (Java merges its write buffer before a flush, and readers take a
     single-file split as already merged), so a key's k-th record of the commit goes to the k-th run;
     the sequence numbers keep the input order and readers merge the runs. Append tables: one run."""
-    if not ctx.is_pk:
+    if not ctx.is_pk or ctx.schema.bucket == L.POSTPONE_BUCKET:  # postpone: arrival order, keys may repeat
         return [np.arange(len(idx))]
     keys = [rows.column(f.name).take(pa.array(idx)).to_pylist() for f in ctx.key_fields]
     seen: dict[tuple, int] = {}
@@ -798,7 +1048,7 @@ def _commit(ctx: _Ctx, plan: _Plan) -> SN.Snapshot:
                        delta_manifest_list=delta_name, delta_manifest_list_size=delta_size, index_manifest=index_manifest,
                        changelog_manifest_list=changelog_name, changelog_manifest_list_size=changelog_size,
                        changelog_record_count=changelog_rows,
-                       commit_user=str(uuidlib.uuid4()), commit_identifier=BATCH_COMMIT_IDENTIFIER, commit_kind=plan.kind,
+                       commit_user=ctx.commit_user, commit_identifier=BATCH_COMMIT_IDENTIFIER, commit_kind=plan.kind,
                        time_millis=_now_ms(), total_record_count=total, delta_record_count=added - removed,
                        uuid=str(uuidlib.uuid4()), operation=plan.operation)
     body = json.dumps(SN.snapshot_to_dict(snap), indent=2).encode()
@@ -896,8 +1146,10 @@ def _input_changelog(ctx: _Ctx, entries: list[dict[str, Any]]) -> list[dict[str,
     out = []
     prefix = ctx.schema.option(SC.CHANGELOG_FILE_PREFIX) or "changelog-"
     for rec in entries:
+        if rec["_BUCKET"] == L.POSTPONE_BUCKET:
+            continue  # postpone writers produce no changelog (pypaimon: ChangelogProducer.NONE)
         path = _entry_path(ctx, rec)
-        name = ctx.name(prefix, ".parquet")
+        name = ctx.name(prefix, "." + rec["_FILE"]["_FILE_NAME"].rsplit(".", 1)[-1])
         ctx.put(path.rsplit("/", 1)[0] + "/" + name, ctx.storage.read(path))
         out.append({**rec, "_FILE": {**rec["_FILE"], "_FILE_NAME": name}})
     return out
@@ -922,6 +1174,9 @@ def write(storage: Storage, rows: pa.Table, *, kinds: Sequence[str] | None = Non
 def overwrite(storage: Storage, rows: pa.Table, *, branch: str | None = None) -> SN.Snapshot:
     """INSERT OVERWRITE the whole table: DELETE every live file, ADD the new ones (commitKind OVERWRITE)."""
     def plan(ctx: _Ctx) -> _Plan:
+        if ctx.schema.bucket == L.POSTPONE_BUCKET:
+            raise Unsupported("INSERT OVERWRITE of a postpone-bucket table (Java writes fixed buckets of "
+                              "postpone.default-bucket-num) is not written by the reference writer", feature="postpone-overwrite")
         old_index, ctx.index = ctx.index, []  # every index file goes with the files it indexed
         dynamic = _DynamicBuckets(ctx) if ctx.is_pk and ctx.schema.bucket == SC.DYNAMIC_BUCKET else None
         entries = [_deleted(e) for e in ctx.live]
@@ -1111,24 +1366,41 @@ def update(storage: Storage, set: Mapping[str, str], where: str, *, how: str | N
 
 
 def compact(storage: Storage, *, branch: str | None = None) -> SN.Snapshot | None:
-    """Full compaction: each (partition, bucket) with more than one file (or deletes) becomes one file; COMPACT commit."""
+    """Full compaction: each (partition, bucket) with more than one file (or deletes) becomes one file; COMPACT commit.
+
+    Postpone-bucket tables: the ``bucket-postpone`` files are replayed (file by file in commit order, each in
+    arrival order) into real buckets, hashed on the bucket key over the partition's bucket count (the count
+    of its real buckets if it has any, else ``postpone.default-bucket-num``, else estimated from
+    ``postpone.target-row-num-per-bucket`` or ``postpone.target-size-per-bucket`` as Java's
+    ``PostponeUtils``), after the records already there; the postpone files are deleted."""
     def plan(ctx: _Ctx) -> _Plan | None:
         if not ctx.live:
             return None
         reader = ctx.reader()
         groups: dict[tuple[bytes, int], list[M.ManifestEntry]] = {}
+        postponed: dict[tuple[bytes, int], pa.Table] = {}
+        totals: dict[bytes, int] = {}
+        entries: list[dict[str, Any]] = []
+        post = [e for e in ctx.live if e.bucket == L.POSTPONE_BUCKET]
         for e in ctx.live:
-            groups.setdefault((e.partition, e.bucket), []).append(e)
+            if e.bucket != L.POSTPONE_BUCKET:
+                groups.setdefault((e.partition, e.bucket), []).append(e)
+                totals.setdefault(e.partition, e.total_buckets)
+        if post:
+            entries += [_deleted(e) for e in post]
+            for (part, b), records in _route_postponed(ctx, reader, post, totals).items():
+                postponed[(part, b)] = records
+                groups.setdefault((part, b), [])
         dv_files = {(e.partition, e.bucket, n) for e in ctx.index if e.index_file.dv_ranges
                     for n in e.index_file.dv_ranges}
         top = int(ctx.schema.options.get("num-levels") or DEFAULT_NUM_LEVELS) - 1 if ctx.is_pk else 0
-        entries: list[dict[str, Any]] = []
         cleared: set[tuple[bytes, int]] = set()
         for (part, b), es in groups.items():
+            extra = postponed.get((part, b))
             if ctx.is_pk:
-                if len(es) == 1 and es[0].file.level == top and not es[0].file.delete_row_count:
+                if extra is None and len(es) == 1 and es[0].file.level == top and not es[0].file.delete_row_count:
                     continue
-                rows, seqs = _merged(ctx, reader, es)
+                rows, seqs = _merged(ctx, reader, es, extra)
                 kinds = np.zeros(rows.num_rows, dtype=np.int8)
             else:
                 if len(es) == 1 and (part, b, es[0].file.file_name) not in dv_files:
@@ -1140,8 +1412,9 @@ def compact(storage: Storage, *, branch: str | None = None) -> SN.Snapshot | Non
             entries += [_deleted(e) for e in es]
             cleared.add((part, b))
             if rows.num_rows:
+                total = es[0].total_buckets if es else totals[part]
                 entries.append(_write_file(ctx, rows, partition=ctx.partition_values(part), bucket=b,
-                                           total_buckets=es[0].total_buckets, level=top, seq_start=0, kinds=kinds,
+                                           total_buckets=total, level=top, seq_start=0, kinds=kinds,
                                            source=M.FILE_SOURCE_COMPACT, seqs=seqs))
         if not entries:
             return None
@@ -1153,21 +1426,87 @@ def compact(storage: Storage, *, branch: str | None = None) -> SN.Snapshot | Non
     return _run(storage, branch, plan)
 
 
-def _merged(ctx: _Ctx, reader: TB._Reader, es: list[M.ManifestEntry]) -> tuple[pa.Table, np.ndarray]:
-    """The merged rows of one bucket (merge engine, deletes dropped) and, per row, its key's largest sequence number."""
+_MEMORY_UNITS = {"": 1, "b": 1, "bytes": 1, "k": 1 << 10, "kb": 1 << 10, "kibibytes": 1 << 10, "m": 1 << 20,
+                 "mb": 1 << 20, "mebibytes": 1 << 20, "g": 1 << 30, "gb": 1 << 30, "gibibytes": 1 << 30,
+                 "t": 1 << 40, "tb": 1 << 40, "tebibytes": 1 << 40}
+
+
+def _memory_size(text: str, key: str) -> int:
+    """Java ``MemorySize.parse``: a number and an optional binary unit."""
+    m = re.fullmatch(r"\s*(\d+)\s*([a-zA-Z]*)\s*", text)
+    if m is None or m.group(2).lower() not in _MEMORY_UNITS:
+        raise InvalidTable(f"option {key}={text!r} is not a memory size")
+    return int(m.group(1)) * _MEMORY_UNITS[m.group(2).lower()]
+
+
+def _postpone_bucket_num(ctx: _Ctx, rows: int, size: int) -> int:
+    """A partition's bucket count when its postpone files first get real buckets (PostponeUtils)."""
+    opts = ctx.schema.options
+    configured = (opts.get("postpone.default-bucket-num") or "").strip()
+    if configured:
+        n = SC._java_int(configured)
+        if n is None or n <= 0:
+            raise InvalidTable(f"postpone.default-bucket-num={configured!r} must be a positive int")
+        return n
+    by_rows = (opts.get("postpone.target-row-num-per-bucket") or "").strip()
+    if by_rows:
+        value, target, key = rows, int(by_rows), "postpone.target-row-num-per-bucket"
+    else:
+        key = "postpone.target-size-per-bucket"
+        value, target = size, _memory_size(opts.get(key) or "1 gb", key)
+    if target <= 0:
+        raise InvalidTable(f"option {key} must be greater than 0")
+    return 1 if value <= 0 else (value - 1) // target + 1
+
+
+def _route_postponed(ctx: _Ctx, reader: TB._Reader, post: list[M.ManifestEntry],
+                     totals: dict[bytes, int]) -> dict[tuple[bytes, int], pa.Table]:
+    """The postpone files' records per (partition, real bucket), in replay order (commit order, then arrival
+    order within a file); ``totals`` gains the bucket count of partitions that had no real bucket."""
+    key_fields = ctx.key_fields
+    by_part: dict[bytes, list[M.ManifestEntry]] = {}
+    for e in post:
+        by_part.setdefault(e.partition, []).append(e)
+    schema = ctx.schema
+    bucket_fields = [schema.get_field(k) for k in schema.bucket_keys]
+    fn = schema.option(SC.BUCKET_FUNCTION_TYPE) or "default"
+    out: dict[tuple[bytes, int], pa.Table] = {}
+    for part, es in by_part.items():
+        if part not in totals or totals[part] <= 0:
+            totals[part] = _postpone_bucket_num(ctx, sum(e.file.row_count for e in es), sum(e.file.file_size for e in es))
+        n = totals[part]
+        pieces = [reader.read(e, schema.fields, primary_key=True, key_fields=key_fields) for e in es]
+        records = pa.concat_tables([p.select(pieces[0].column_names) for p in pieces])
+        cols = [records.column(f.name).to_pylist() for f in bucket_fields]
+        types = [f.type for f in bucket_fields]
+        buckets = np.array([BK.bucket([c[i] for c in cols], types, n, fn) for i in range(records.num_rows)], dtype=np.int64)
+        for b in np.unique(buckets):
+            out[(part, int(b))] = records.filter(pa.array(buckets == b))
+    return out
+
+
+def _merged(ctx: _Ctx, reader: TB._Reader, es: list[M.ManifestEntry],
+            extra: pa.Table | None = None) -> tuple[pa.Table, np.ndarray]:
+    """The merged rows of one bucket (merge engine, deletes dropped) and, per row, its key's largest sequence number.
+    ``extra``: records (as read, with system columns) that come after the bucket's files, in order."""
     schema = ctx.schema
     key_fields = ctx.key_fields
     keys = [f.name for f in key_fields]
     spec = MG.MergeSpec.from_options(schema.options, schema.field_names, keys)
     full = arrow_schema(schema.fields)
     pieces = [reader.read(e, schema.fields, primary_key=True, key_fields=key_fields) for e in es]
+    if extra is not None and extra.num_rows:
+        start = max([e.file.max_sequence_number for e in es], default=-1) + 1
+        seq = pa.array(np.arange(start, start + extra.num_rows, dtype=np.int64))
+        pieces.append(extra.set_column(extra.schema.get_field_index(DF.SEQUENCE_NUMBER.name), DF.SEQUENCE_NUMBER.name, seq))
     records = TB._conform(pieces, pa.schema(list(full) + [pa.field(DF.SEQUENCE_NUMBER.name, pa.int64(), nullable=False),
                                                           pa.field(DF.VALUE_KIND.name, pa.int8(), nullable=False)]))
     rows = MG.merge(records, spec, full)
     if not rows.num_rows:
         return rows, np.zeros(0, np.int64)
     top = records.group_by(keys).aggregate([(DF.SEQUENCE_NUMBER.name, "max")])
-    joined = rows.append_column("__pos", pa.array(np.arange(rows.num_rows), pa.int64())).join(
+    # join on the key columns alone (Arrow joins carry no nested non-key columns)
+    joined = rows.select(keys).append_column("__pos", pa.array(np.arange(rows.num_rows), pa.int64())).join(
         top, keys, join_type="left outer").sort_by("__pos")
     return rows, joined.column(f"{DF.SEQUENCE_NUMBER.name}_max").to_numpy()
 
