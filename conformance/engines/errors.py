@@ -67,6 +67,7 @@ NO_VERDICT_TEXT = (
 MISSING_FILE = ErrorPatterns(invalid_on_read=(
     "FileNotFoundError", "No such file or directory", "Path does not exist", "NoSuchKey", "HTTP 404",
     "404 Not Found", "Object at location", "DaftError::FileNotFound", "NotFound (persistent)",
+    "AWS Error RESOURCE_NOT_FOUND",  # Arrow C++'s S3 filesystem on a missing key
 ))
 
 

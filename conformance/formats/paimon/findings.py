@@ -83,6 +83,23 @@ FINDINGS: tuple[Finding, ...] = (
         versions=_SEEN,
     ),
     Finding(
+        id="pypaimon-crashes-on-a-missing-schema-file",
+        engines=_PY_READERS,
+        cases=("paimon/neg-schema-missing",),
+        status="error",
+        pattern=r"AttributeError: 'NoneType' object has no attribute 'fields'",
+        cause=("When the schema file a snapshot and its data files were written with is gone (schema-0 deleted, "
+               "schema-1 left), pypaimon 2.1.0 fails with AttributeError: 'NoneType' object has no attribute "
+               "'fields': its schema lookup returns None and the reader uses it."),
+        spec=("The spec supports the reference's refusal: a schema file must not be deleted while a snapshot or "
+              "a live data file still names it (PAIMON-SNAP-008, PAIMON-SCHEMA-016); without it the files cannot "
+              "be evolved to the read schema, so the table is invalid, and a reader should say so, not crash."),
+        rules=("PAIMON-SNAP-008", "PAIMON-SCHEMA-016"),
+        section="spec/schema.md; spec/snapshot.md",
+        upstream="engine bug",
+        versions=_SEEN,
+    ),
+    Finding(
         id="readers-crash-on-duplicate-field-ids",
         engines=(*_PY_READERS, "paimon-java"),
         cases=("paimon/neg-duplicate-field-ids",),
@@ -98,6 +115,43 @@ FINDINGS: tuple[Finding, ...] = (
         section="spec/schema.md",
         upstream="engine bug",
         versions={**_SEEN, "paimon-java": _JAVA},
+    ),
+    # ---------------------------------------------------------------- Daft (through pypaimon.daft) on object stores
+    Finding(
+        id="daft-paimon-merge-splits-need-a-catalog-on-s3",
+        engines=("daft",),
+        cases=("paimon/*",),
+        stores=("minio", "s3"),
+        status="unsupported",
+        pattern=r"TableNotExistException: Table default\.table(\$branch_\w+)? does not exist",
+        cause=("On an object store, Daft (through pypaimon 2.1.0's Daft source) cannot read a split that needs "
+               "pypaimon's reader (a primary-key merge, deletion vectors, ORC/Avro files): the task reopens the "
+               "table by catalog identifier from the FileIO options, and a table opened by path outside a catalog "
+               "is not found ('TableNotExistException: Table default.table does not exist'). Raw Parquet splits "
+               "read fine; on local disk every split does."),
+        spec=("Not a spec question: a Paimon table is self-describing at its path, and the same table reads on local "
+              "disk. A limitation of the integration, declared as unsupported, never rows."),
+        rules=("PAIMON-LAYOUT-001",),
+        section="spec/index.md",
+        upstream="engine limitation",
+        versions={"daft": _DAFT},
+    ),
+    Finding(
+        id="daft-paimon-merge-splits-need-a-catalog-on-s3-refusal",
+        engines=("daft",),
+        cases=("paimon/neg-*",),
+        stores=("minio", "s3"),
+        status="fail",
+        pattern=r"raised unsupported, expected invalid_table.*TableNotExistException: Table default\.table",
+        cause=("The same object-store limitation on the negative cases whose tables need pypaimon's reader: Daft "
+               "answers 'unsupported' (it cannot reopen the table) before it could see what is wrong with it."),
+        spec=("The cases expect the table refused as invalid; Daft says nothing about the table at all. Same cause "
+              "as daft-paimon-merge-splits-need-a-catalog-on-s3, shown as a fail because a refusal of the wrong kind "
+              "is no verdict."),
+        rules=("PAIMON-LAYOUT-001",),
+        section="spec/index.md",
+        upstream="engine limitation",
+        versions={"daft": _DAFT},
     ),
     # ---------------------------------------------------------------- Paimon's Java reader
     Finding(

@@ -243,10 +243,9 @@ def pypaimon_facts(tbl, snapshot) -> dict[str, Any]:
 def diagnose(exc: BaseException, tbl) -> BaseException:
     """What pypaimon's failure on ``tbl`` says about the table, where the table tells (else ``exc``).
 
-    pypaimon crashes rather than refusing in two places measured here: a snapshot naming a schema
-    with no file ("'NoneType' object has no attribute 'fields'"), and a deletion vector it cannot
-    parse ("Invalid magic number"), which is a 64-bit (``deletion-vectors.bitmap64``) vector pypaimon
-    2.1.0 does not implement, or else a broken file."""
+    A deletion vector pypaimon cannot parse ("Invalid magic number") is a 64-bit
+    (``deletion-vectors.bitmap64``) vector pypaimon 2.1.0 does not implement, or else a broken file.
+    A crash (an AttributeError on a missing schema, say) stays a crash: no verdict on the table."""
     text = str(exc)
     said = f"pypaimon: {type(exc).__name__}: {text}"
     if tbl is None:
@@ -256,14 +255,6 @@ def diagnose(exc: BaseException, tbl) -> BaseException:
             return _unsupported(f"{said} (pypaimon 2.1.0 reads 32-bit Roaring deletion vectors only, not "
                                 "deletion-vectors.bitmap64 ones)", "deletion-vectors")
         return _invalid(f"{said} (a deletion vector that is no 32-bit Roaring bitmap)", "PAIMON-INDEX-004")
-    if "'NoneType' object has no attribute" in text:
-        try:
-            snapshot = _snapshot(tbl)
-        except Exception:  # noqa: BLE001 - the diagnosis must not hide the original failure
-            return exc
-        if snapshot is not None and tbl.schema_manager.get_schema(snapshot.schema_id) is None:
-            return _invalid(f"{said} (snapshot {snapshot.id} names schema {snapshot.schema_id}, which has no file)",
-                            "PAIMON-SCHEMA-015")
     return exc
 
 
