@@ -275,9 +275,10 @@ def _logical(arr: pa.Array, t: DataType, where: str) -> pa.Array:
         flat, children = arr.flatten(), []  # flatten: children with the struct's offset applied
         for f in t.fields:
             i = _find(phys, f)
-            children.append(pa.nulls(len(arr), to_arrow(f.type)) if i is None
-                            else _logical(flat[i], f.type, f"{where}.{f.name}"))
-        return pa.StructArray.from_arrays(children, fields=[arrow_field(f.name, f.type) for f in t.fields], mask=mask)
+            ct = f.type.nullable_copy() if t.nullable else f.type  # as types.to_arrow relaxes them
+            children.append(pa.nulls(len(arr), to_arrow(ct)) if i is None else _logical(flat[i], ct, f"{where}.{f.name}"))
+        st = to_arrow(t)  # its fields' nullability: a nullable row's fields are null with it
+        return pa.StructArray.from_arrays(children, fields=[st.field(i) for i in range(st.num_fields)], mask=mask)
     if t.root == "ARRAY":
         if pa.types.is_large_list(arr.type):
             arr = arr.cast(pa.list_(arr.type.value_field))

@@ -298,7 +298,12 @@ def _last_non_null(acc: Any, v: Any, spec: MergeSpec, col: str) -> Any:
 
 
 def _to_null(acc: Any, v: Any, spec: MergeSpec, col: str) -> Any:
-    return None  # last_value and last_non_null_value "just set the field to null" on a retraction
+    return None  # last_value "just sets the field to null" on a retraction
+
+
+def _retract_non_null(acc: Any, v: Any, spec: MergeSpec, col: str) -> Any:
+    # Java's FieldLastNonNullValueAgg.retract: a retracted null retracts nothing (the value stays)
+    return acc if v is None else None
 
 
 def _first_value(acc: Any, v: Any, spec: MergeSpec, col: str) -> Any:
@@ -370,7 +375,7 @@ AGGREGATORS: dict[str, Aggregator] = {
     "max": Aggregator(_nulls_ignored(lambda a, b: b if b > a else a)),
     "min": Aggregator(_nulls_ignored(lambda a, b: b if b < a else a)),
     "last_value": Aggregator(_last_value, _to_null),
-    "last_non_null_value": Aggregator(_last_non_null, _to_null),
+    "last_non_null_value": Aggregator(_last_non_null, _retract_non_null),
     "first_value": Aggregator(_first_value),
     "first_non_null_value": Aggregator(_first_non_null),
     "listagg": Aggregator(_listagg),

@@ -281,7 +281,9 @@ def _read_primary_key(reader: _Reader, entries: list[M.ManifestEntry], fields: l
     schema = reader.schema
     key_names = schema.trimmed_primary_keys
     key_fields = [reader._field(k) for k in key_names]
-    spec = MG.MergeSpec.from_options(schema.options, schema.field_names, key_names)
+    # Every primary-key column is part of a record's key, partition columns included (they are constant in
+    # a partition's buckets, so the groups are the trimmed key's): no merge engine treats them as values.
+    spec = MG.MergeSpec.from_options(schema.options, schema.field_names, schema.primary_keys)
     full = arrow_schema(schema.fields)
     records_schema = pa.schema(list(full) + [pa.field(DF.SEQUENCE_NUMBER.name, pa.int64(), nullable=False),
                                              pa.field(DF.VALUE_KIND.name, pa.int8(), nullable=False)])

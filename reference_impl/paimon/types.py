@@ -287,8 +287,12 @@ def nested_fields(t: DataType) -> tuple[DataField, ...]:
     return out
 
 
-def to_arrow(t: DataType) -> Any:
-    """The Arrow type the kit reads a Paimon type as."""
+def to_arrow(t: DataType, *, declared: bool = False) -> Any:
+    """The Arrow type the kit reads a Paimon type as.
+
+    A NOT NULL field of a nullable ROW is nullable in Arrow: when the row is null its fields are too
+    (Arrow, unlike Paimon, checks a child's nulls without its parent's). ``declared``: every field as
+    the schema declares it (what a writer puts in a file: Parquet's required field in an optional group)."""
     import pyarrow as pa
 
     r = t.root
@@ -300,26 +304,32 @@ def to_arrow(t: DataType) -> Any:
     if r == "DECIMAL":
         return pa.decimal128(t.precision, t.scale)
     if r == "TIME":
-        return pa.time32("ms") if t.precision <= 3 else pa.time64("us") if t.precision <= 6 else pa.time64("ns")
+        # Paimon holds a TIME of any precision as milliseconds of the day (Java's internal int; Parquet
+        # INT32 TIME_MILLIS, ORC INT, BinaryRow 4 bytes): the precision is declared, never stored.
+        return pa.time32("ms")
     if r in ("TIMESTAMP", "TIMESTAMP_LTZ"):
         unit = "ms" if t.precision <= 3 else "us" if t.precision <= 6 else "ns"
         return pa.timestamp(unit, tz="UTC" if r == "TIMESTAMP_LTZ" else None)
     if r == "ARRAY":
-        return pa.list_(arrow_field("element", t.element))
+        return pa.list_(arrow_field("element", t.element, declared=declared))
     if r == "MULTISET":
         # Java and Arrow: a map from element to its count
-        return pa.map_(arrow_field("key", t.element.not_null()), arrow_field("value", DataType("INT", False)))
+        return pa.map_(arrow_field("key", t.element.not_null(), declared=declared),
+                       arrow_field("value", DataType("INT", False)))
     if r == "MAP":
-        return pa.map_(arrow_field("key", t.key.not_null()), arrow_field("value", t.value))
+        return pa.map_(arrow_field("key", t.key.not_null(), declared=declared),
+                       arrow_field("value", t.value, declared=declared))
     if r == "ROW":
-        return pa.struct([arrow_field(f.name, f.type) for f in t.fields])
+        relax = t.nullable and not declared
+        return pa.struct([arrow_field(f.name, f.type.nullable_copy() if relax else f.type, declared=declared)
+                          for f in t.fields])
     raise Unsupported(f"the reference does not read {r} columns yet")
 
 
-def arrow_field(name: str, t: DataType) -> Any:
+def arrow_field(name: str, t: DataType, *, declared: bool = False) -> Any:
     import pyarrow as pa
 
-    return pa.field(name, to_arrow(t), nullable=t.nullable)
+    return pa.field(name, to_arrow(t, declared=declared), nullable=t.nullable)
 
 
 def arrow_schema(fields: tuple[DataField, ...] | list[DataField]) -> Any:

@@ -531,9 +531,14 @@ def _field_meta(f: pa.Field, fid: int) -> pa.Field:
 def _with_ids(f: pa.Field, t: DataType, fid: int) -> pa.Field:
     """An Arrow field carrying Paimon's field id (nested ROW fields too)."""
     if t.root == "ROW":
-        children = [_with_ids(arrow_field(c.name, c.type), c.type, c.id) for c in t.fields]
+        children = [_with_ids(arrow_field(c.name, c.type, declared=True), c.type, c.id) for c in t.fields]
         f = f.with_type(pa.struct(children))
     return _field_meta(f, fid)
+
+
+def _has_time(t: DataType) -> bool:
+    return t.root == "TIME" or any(_has_time(c) for c in (t.element, t.key, t.value) if c is not None) or any(
+        _has_time(f.type) for f in t.fields)
 
 
 def _conform(rows: pa.Table, fields: Sequence[DataField]) -> pa.Table:
@@ -547,10 +552,12 @@ def _conform(rows: pa.Table, fields: Sequence[DataField]) -> pa.Table:
         if not f.type.nullable and col.null_count:
             raise InvalidTable(f"column {f.name!r} is NOT NULL (a primary key) but the rows hold {col.null_count} nulls")
         try:
-            out.append(col.cast(to_arrow(f.type)))
+            # a TIME of any precision holds milliseconds (types.to_arrow): finer input is truncated, as in Java
+            out.append(col.cast(to_arrow(f.type, declared=True), safe=not _has_time(f.type)))
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
             raise InvalidTable(f"column {f.name!r} cannot be written as {f.type}: {exc}") from None
-    return pa.Table.from_arrays(out, schema=pa.schema([arrow_field(f.name, f.type).with_nullable(True) for f in fields]))
+    return pa.Table.from_arrays(out, schema=pa.schema([arrow_field(f.name, f.type, declared=True).with_nullable(True)
+                                                       for f in fields]))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -749,7 +756,7 @@ def _encode(fmt: str, columns: list[pa.Array], fields: Sequence[DataField], sche
     if fmt == "avro":
         return _encode_avro(columns, fields, compression,
                             int(schema.option("file.compression.zstd-level") or 1))
-    afields = [_with_ids(arrow_field(f.name, f.type), f.type, f.id) for f in fields]
+    afields = [_with_ids(arrow_field(f.name, f.type, declared=True), f.type, f.id) for f in fields]
     data_table = pa.Table.from_arrays([a.cast(af.type) for a, af in zip(columns, afields)], schema=pa.schema(afields))
     buf = io.BytesIO()
     pq.write_table(data_table, buf, compression=compression)
@@ -1492,7 +1499,7 @@ def _merged(ctx: _Ctx, reader: TB._Reader, es: list[M.ManifestEntry],
     schema = ctx.schema
     key_fields = ctx.key_fields
     keys = [f.name for f in key_fields]
-    spec = MG.MergeSpec.from_options(schema.options, schema.field_names, keys)
+    spec = MG.MergeSpec.from_options(schema.options, schema.field_names, schema.primary_keys)  # see table.py
     full = arrow_schema(schema.fields)
     pieces = [reader.read(e, schema.fields, primary_key=True, key_fields=key_fields) for e in es]
     if extra is not None and extra.num_rows:
