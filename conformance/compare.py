@@ -169,6 +169,17 @@ def _instant_us(value: Any) -> Micros:
     return Micros(int(value))
 
 
+class Days(int):
+    """Days since the epoch; an int for equality, an ISO date in diffs (a date outside Python's years
+    1..9999, which a writer may produce, stays comparable and shows as a day count)."""
+
+    def __repr__(self) -> str:
+        try:
+            return (_EPOCH_NAIVE.date() + _dt.timedelta(days=int(self))).isoformat()
+        except OverflowError:
+            return f"{int(self)}d"
+
+
 class Nanos(int):
     """Nanoseconds since the epoch; an int for equality, an ISO text in diffs."""
 
@@ -183,13 +194,15 @@ class Nanos(int):
 def _normalise_timestamps(table: pa.Table, ns_columns: frozenset[str]) -> pa.Table:
     """Top-level timestamps as int64 instants: nanoseconds for ``ns_columns`` (the expected side
     declares nanosecond precision, so an engine that drops nanoseconds differs), else microseconds
-    (engines' ns output of microsecond data compares with us)."""
+    (engines' ns output of microsecond data compares with us); top-level dates as int32 days."""
     cols = []
     for i, f in enumerate(table.schema):
         col = table.column(i)
         if pa.types.is_timestamp(f.type):
             unit = "ns" if f.name in ns_columns else "us"
             col = pc.cast(col, pa.timestamp(unit, tz=f.type.tz), safe=False).cast(pa.int64())
+        elif pa.types.is_date(f.type):
+            col = col.cast(pa.date32()).cast(pa.int32())
         cols.append(col)
     return pa.Table.from_arrays(cols, names=table.column_names)
 
@@ -199,7 +212,9 @@ def canonical_rows(table: pa.Table, columns: list[str], ns_columns: frozenset[st
     src_types = {c: table.schema.field(c).type for c in columns}
     table = _normalise_timestamps(table.select(columns), ns_columns)
     wrap = [
-        (Nanos if c in ns_columns else Micros) if pa.types.is_timestamp(src_types[c]) else None for c in columns
+        (Nanos if c in ns_columns else Micros) if pa.types.is_timestamp(src_types[c])
+        else Days if pa.types.is_date(src_types[c]) else None
+        for c in columns
     ]
     types = [table.schema.field(c).type for c in columns]
     pycols = [

@@ -212,3 +212,13 @@ def test_uuid_extension_compares_as_its_sixteen_bytes():
     assert compare(as_ext, as_fixed).equal
     as_text = pa.table({"u": pa.array([str(u)])})
     assert not compare(as_text, as_fixed).equal  # a string is another logical type
+
+
+def test_dates_outside_python_years_compare_without_crashing():
+    """A writer may store a date Python cannot hold (year 0, as Spark's pre-1582 shift does): it is a
+    plain difference, shown as a day count, not a crash of the comparison."""
+    year0 = pa.table({"d": pa.array([-719164], pa.int32()).cast(pa.date32())})
+    year1 = pa.table({"d": pa.array([dt.date(1, 1, 1)], pa.date32())})
+    assert compare(year0, year0).equal
+    diff = compare(year0, year1)
+    assert not diff.equal and "-719164d" in diff.diff and "0001-01-01" in diff.diff
