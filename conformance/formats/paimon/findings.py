@@ -174,6 +174,107 @@ FINDINGS: tuple[Finding, ...] = (
         upstream="engine bug",
         versions={"paimon-java": _JAVA},
     ),
+    # ---------------------------------------------------------------- Spark 3.5 with paimon-spark-3.5 0.9.0
+    Finding(
+        id="paimon-spark-0-9-cannot-read-dictionary-encoded-decimals",
+        engines=("spark-3.5",),
+        cases=("paimon/types-primitives", "paimon/types-decimal-keys"),
+        status="unsupported",
+        pattern=r"PlainValuesDictionary\$PlainBinaryDictionary",
+        cause=("paimon-spark-3.5 0.9.0's vectorized Parquet reader fails with UnsupportedOperationException "
+               "(PlainValuesDictionary$PlainBinaryDictionary) on DECIMAL columns above precision 18 whose pages are "
+               "dictionary-encoded, as pyarrow (the reference's and pypaimon's writer) encodes them by default."),
+        spec=("The files are valid: Paimon leaves the Parquet encoding to the format, and dictionary encoding of "
+              "FIXED_LEN_BYTE_ARRAY decimals is plain Parquet that Paimon's Java core 1.4.2 and pypaimon read. A gap "
+              "of the 0.9 reader (the newest Paimon Spark runtime that resolves for Spark 3.5 here)."),
+        rules=("PAIMON-SCHEMA-017",),
+        section="spec/datafile.md; Parquet Encodings (dictionary)",
+        upstream="engine limitation",
+        versions={"spark-3.5": "paimon-spark 0.9.0"},
+    ),
+    Finding(
+        id="paimon-spark-0-9-cannot-read-int64-nanosecond-timestamps",
+        engines=("spark-3.5",),
+        cases=("paimon/types-timestamp-precisions", "paimon/types-timestamp-ltz"),
+        status="unsupported",
+        pattern=r"Unexpected type: INT64",
+        cause=("paimon-spark-3.5 0.9.0 refuses TIMESTAMP(7..9) Parquet columns stored as INT64 TIMESTAMP(NANOS) "
+               "('Unexpected type: INT64'): like the Java core it expects INT96 for those precisions (and Spark has no "
+               "nanosecond timestamp to return)."),
+        spec=("The spec fixes no Parquet physical type; INT64 TIMESTAMP(NANOS) is Parquet's own nanosecond encoding "
+              "(see paimon-java-misreads-int64-nanosecond-timestamps). An honest refusal, a missing feature."),
+        rules=("PAIMON-SCHEMA-017",),
+        section="spec/datafile.md; Parquet LogicalTypes (TIMESTAMP)",
+        upstream="engine limitation",
+        versions={"spark-3.5": "paimon-spark 0.9.0"},
+    ),
+    Finding(
+        id="paimon-spark-0-9-reads-an-all-null-row-as-null",
+        engines=("spark-3.5",),
+        cases=("paimon/types-nested",),
+        status="fail",
+        pattern=r"expected row\(s\) missing",
+        cause=("paimon-spark-3.5 0.9.0 returns a ROW whose fields are all null as a null ROW (point {x: null, y: null, "
+               "label: null} reads as null, and so does an array element {at: null, what: null}), whoever wrote the "
+               "table, Spark included."),
+        spec=("The spec supports the reference: a ROW is null or not by its own null bit (a nested ROW is a complete "
+              "BinaryRow with its own null bits, PAIMON-ROW-028), independently of its fields; the Parquet file keeps "
+              "the difference in the group's definition level. Reading one as the other is a wrong answer."),
+        rules=("PAIMON-SCHEMA-019", "PAIMON-ROW-028"),
+        section="spec/schema.md (ROW); spec/datafile.md",
+        upstream="engine bug",
+        versions={"spark-3.5": "paimon-spark 0.9.0"},
+    ),
+    Finding(
+        id="paimon-spark-0-9-no-bitmap64-deletion-vectors",
+        engines=("spark-3.5",),
+        cases=("paimon/append-deletion-vectors-bitmap64",),
+        status="error",
+        pattern=r"Size not match, actual size: \d+, expert size: \d+",
+        cause=("paimon-spark-3.5 0.9.0 fails on 64-bit deletion vectors with 'Size not match, actual size: 34, "
+               "expert size: 42': the 0.9 core predates deletion-vectors.bitmap64 and reads the vector's length as "
+               "a 32-bit bitmap's."),
+        spec=("The spec supports the reference: with deletion-vectors.bitmap64=true the vector is the 64-bit layout, "
+              "whose range length counts the magic and the 64-bit bitmap (PAIMON-INDEX-005/006). The 0.9 reader "
+              "cannot say 'unsupported' because it does not know the layout exists: a crash, not a verdict."),
+        rules=("PAIMON-INDEX-005", "PAIMON-INDEX-006"),
+        section="spec/tableindex.md (Deletion Vectors)",
+        upstream="engine limitation",
+        versions={"spark-3.5": "paimon-spark 0.9.0"},
+    ),
+    Finding(
+        id="paimon-spark-0-9-reads-duplicate-field-ids",
+        engines=("spark-3.5",),
+        cases=("paimon/neg-duplicate-field-ids",),
+        status="fail",
+        pattern=r"silently",
+        cause="paimon-spark-3.5 0.9.0 reads a table whose schema gives two fields the same id, without complaint.",
+        spec=("The spec supports the reference: field ids are unique across the schema (PAIMON-SCHEMA-006); with a "
+              "duplicate id, which file column belongs to which field is undefined, so returning rows is a guess."),
+        rules=("PAIMON-SCHEMA-006",),
+        section="spec/schema.md",
+        upstream="engine bug",
+        versions={"spark-3.5": "paimon-spark 0.9.0"},
+    ),
+    Finding(
+        id="paimon-spark-0-9-writes-dates-before-1582-two-days-early",
+        engines=("*",),
+        writers=("spark-3.5",),
+        cases=("paimon/types-primitives",),
+        status="fail",
+        pattern=r"0001-01-01\)\n\+ .*-719164d\)",
+        cause=("paimon-spark-3.5 0.9.0 writes DATE '0001-01-01' as day -719164 (0000-12-30) instead of -719162: "
+               "the value passes through java.sql.Date, whose hybrid Julian/Gregorian calendar moves dates before "
+               "1582-10-15 (TIMESTAMP '0001-01-01' is two days early as well). Every reader, Spark included, then "
+               "reads the shifted date."),
+        spec=("The spec supports the reference: DATE is the number of days since 1970-01-01 in the proleptic "
+              "Gregorian calendar (PAIMON-ROW-012, as Java's LocalDate), so 0001-01-01 is -719162; the writer "
+              "changes the data it was given."),
+        rules=("PAIMON-ROW-012",),
+        section="spec/schema.md (DATE); spec/datafile.md",
+        upstream="engine bug",
+        versions={"spark-3.5": "paimon-spark 0.9.0"},
+    ),
     # ---------------------------------------------------------------- pypaimon as a writer (the validator)
     Finding(
         id="pypaimon-index-manifest-name-lacks-counter",
