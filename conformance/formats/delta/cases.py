@@ -25,14 +25,14 @@ expectation itself, so a reader without time travel still gets judged on the lat
 
 from __future__ import annotations
 
-import datetime as _dt
 from decimal import Decimal
-from typing import Any, Iterable
+from typing import Iterable
 
 import pyarrow as pa
 
 from conformance.formats.delta import raw
 from conformance.formats.delta.steps import Checkpoint, protocol_properties
+from conformance.cases.values import d, empty, ntz, rows, ts
 from conformance.model import (
     AddColumn,
     AddConstraint,
@@ -51,7 +51,6 @@ from conformance.model import (
 )
 
 FORMAT = "delta"
-UTC = _dt.timezone.utc
 
 # Table properties and feature names, spelled as the spec spells them.
 P_DV = "delta.enableDeletionVectors"
@@ -63,31 +62,6 @@ P_ICT_VERSION = "delta.inCommitTimestampEnablementVersion"
 P_STATS_JSON = "delta.checkpoint.writeStatsAsJson"
 P_STATS_STRUCT = "delta.checkpoint.writeStatsAsStruct"
 GEN_EXPR = "delta.generationExpression"
-
-
-def ts(text: str) -> _dt.datetime:
-    """A UTC instant from ISO text (the Arrow type of Delta ``timestamp`` is tz=UTC)."""
-    return _dt.datetime.fromisoformat(text).replace(tzinfo=UTC)
-
-
-def ntz(text: str) -> _dt.datetime:
-    """A wall-clock timestamp without zone (Delta ``timestamp_ntz``)."""
-    return _dt.datetime.fromisoformat(text)
-
-
-def d(text: str) -> _dt.date:
-    """A date from ISO text."""
-    return _dt.date.fromisoformat(text)
-
-
-def rows(schema: pa.Schema, *tuples: Iterable[Any]) -> pa.Table:
-    """A table of ``schema`` from positional row tuples."""
-    return pa.Table.from_pylist([dict(zip(schema.names, t)) for t in tuples], schema=schema)
-
-
-def empty(schema: pa.Schema) -> pa.Table:
-    """No rows."""
-    return schema.empty_table()
 
 
 def _raw(fn, description: str) -> Raw:

@@ -44,13 +44,13 @@ from __future__ import annotations
 
 import datetime as _dt
 import uuid as _uuid
-from decimal import Decimal
 from typing import Any, Iterable
 
 import pyarrow as pa
 
 from conformance.formats.iceberg import raw
 from conformance.formats.iceberg.facts import DELETION_VECTORS, FORMAT_V3, POSITION_DELETES, TIMESTAMP_NS, UNKNOWN_TYPE
+from conformance.cases.values import D, INF, NAN, d, empty, ntz, rows, ts
 from conformance.model import (
     AddColumn,
     Append,
@@ -73,7 +73,6 @@ from conformance.model import (
 )
 
 FORMAT = "iceberg"
-UTC = _dt.timezone.utc
 RAW_ONLY = ("reference",)  # cases with Raw steps or a reference-only mechanism
 
 # Field-metadata keys carrying v3 default values on AddColumn / Create fields (JSON single values).
@@ -90,21 +89,6 @@ MOR = {P_DELETE_MODE: "merge-on-read", P_UPDATE_MODE: "merge-on-read"}
 # --------------------------------------------------------------------------------------------
 
 
-def ts(text: str) -> _dt.datetime:
-    """A UTC instant (Iceberg ``timestamptz``)."""
-    return _dt.datetime.fromisoformat(text).replace(tzinfo=UTC)
-
-
-def ntz(text: str) -> _dt.datetime:
-    """A wall-clock timestamp without zone (Iceberg ``timestamp``)."""
-    return _dt.datetime.fromisoformat(text)
-
-
-def d(text: str) -> _dt.date:
-    """A date."""
-    return _dt.date.fromisoformat(text)
-
-
 def t(text: str) -> _dt.time:
     """A time of day."""
     return _dt.time.fromisoformat(text)
@@ -113,21 +97,6 @@ def t(text: str) -> _dt.time:
 def u(text: str) -> bytes:
     """A uuid as its 16 big-endian bytes."""
     return _uuid.UUID(text).bytes
-
-
-D = Decimal
-NAN = float("nan")
-INF = float("inf")
-
-
-def rows(schema: pa.Schema, *tuples: Iterable[Any]) -> pa.Table:
-    """A table of ``schema`` from positional row tuples."""
-    return pa.Table.from_pylist([dict(zip(schema.names, tup)) for tup in tuples], schema=schema)
-
-
-def empty(schema: pa.Schema) -> pa.Table:
-    """No rows."""
-    return schema.empty_table()
 
 
 def create(schema: pa.Schema, version: int = 2, *, partition_by: Iterable[str] = (), properties: dict | None = None) -> Create:

@@ -22,11 +22,13 @@ step), so these cases are built by writers that commit level-0 files only.
 from __future__ import annotations
 
 import datetime as _dt
-from decimal import Decimal
-from typing import Any, Iterable
+from typing import Iterable
 
 import pyarrow as pa
 
+from conformance.cases.values import D, INF, NAN, UTC, empty, ntz, rows
+from conformance.cases.values import d as day  # a DATE
+from conformance.cases.values import ts as ltz  # a TIMESTAMP WITH LOCAL TIME ZONE (an instant)
 from conformance.formats.paimon import facts as F
 from conformance.formats.paimon import raw
 from conformance.formats.paimon.steps import WriteChanges
@@ -51,44 +53,14 @@ from conformance.model import (
 )
 
 FORMAT = "paimon"
-UTC = _dt.timezone.utc
 RAW_ONLY = ("reference",)  # cases with raw steps
 # Writers that commit level-0 files only (no compaction on commit): the level-0 visibility cases.
 LEVEL0_WRITERS = ("reference", "pypaimon")
-
-D = Decimal
-NAN = float("nan")
-INF = float("inf")
-
-
-def ntz(text: str) -> _dt.datetime:
-    """A wall-clock timestamp (TIMESTAMP)."""
-    return _dt.datetime.fromisoformat(text)
-
-
-def ltz(text: str) -> _dt.datetime:
-    """An instant (TIMESTAMP WITH LOCAL TIME ZONE)."""
-    return _dt.datetime.fromisoformat(text).replace(tzinfo=UTC)
-
-
-def day(text: str) -> _dt.date:
-    """A date."""
-    return _dt.date.fromisoformat(text)
 
 
 def ms(text: str) -> int:
     """Epoch milliseconds of a UTC ISO instant (commit times pinned by raw steps)."""
     return int(_dt.datetime.fromisoformat(text).replace(tzinfo=UTC).timestamp() * 1000)
-
-
-def rows(schema: pa.Schema, *tuples: Iterable[Any]) -> pa.Table:
-    """A table of ``schema`` from positional row tuples."""
-    return pa.Table.from_pylist([dict(zip(schema.names, tup)) for tup in tuples], schema=schema)
-
-
-def empty(schema: pa.Schema) -> pa.Table:
-    """No rows."""
-    return schema.empty_table()
 
 
 def _raw(fn, description: str) -> Raw:
