@@ -14,6 +14,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from conformance.suites.unit.paimon import _pypaimon as PP
 from reference_impl.errors import InvalidTable, Unsupported
 from reference_impl.paimon import datafiles as DF
 from reference_impl.paimon.types import DataField, parse_field, parse_type, to_arrow
@@ -43,13 +44,7 @@ DATA = pa.table({
 AVRO_DROPS = ("m", "mi", "ts9")  # pypaimon cannot write Avro maps; Java refuses TIMESTAMP(9) in Avro
 
 
-def _write(table, data) -> None:
-    wb = table.new_batch_write_builder()
-    w, c = wb.new_write(), wb.new_commit()
-    w.write_arrow(data)
-    c.commit(w.prepare_commit())
-    w.close()
-    c.close()
+_write = PP.write
 
 
 def _read_all(table) -> pa.Table:

@@ -13,6 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pyroaring import BitMap
 
+from conformance.suites.unit.paimon import _pypaimon as PP
 from reference_impl.errors import InvalidTable, Unsupported
 from reference_impl.paimon import deletion_vectors as D
 from reference_impl.storage import LocalStorage
@@ -238,13 +239,7 @@ def test_missing_index_file_is_an_invalid_table(tmp_path):
 # primary-key tables get no vectors from it (it writes level-0 files only and never compacts).
 
 
-def _write(table, data) -> None:
-    wb = table.new_batch_write_builder()
-    w, c = wb.new_write(), wb.new_commit()
-    w.write_arrow(data)
-    c.commit(w.prepare_commit())
-    w.close()
-    c.close()
+_write = PP.write
 
 
 def _pypaimon_dv_table(root, options, deletes):

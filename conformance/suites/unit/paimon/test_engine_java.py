@@ -21,6 +21,7 @@ import pyarrow as pa
 import pytest
 
 from conformance.model import TableRef
+from conformance.suites.unit.paimon import _pypaimon as PP
 from reference_impl.errors import InvalidTable, Unsupported
 from reference_impl.paimon import table as TB
 
@@ -44,30 +45,13 @@ def engine():
 
 @pytest.fixture(scope="module")
 def catalog(tmp_path_factory):
-    from pypaimon import CatalogFactory
-
-    root = tmp_path_factory.mktemp("pj")
-    cat = CatalogFactory.create({"warehouse": str(root)})
-    cat.create_database("db", True)
-    return cat, root / "db.db"
+    return PP.catalog(tmp_path_factory.mktemp("pj"))
 
 
-def _create(catalog, name, schema, *, pk=None, partition=None, options=None):
-    from pypaimon import Schema
-
-    cat, db = catalog
-    cat.create_table(f"db.{name}", Schema.from_pyarrow_schema(schema, partition_keys=partition, primary_keys=pk,
-                                                              options=options or {}), False)
-    return cat.get_table(f"db.{name}"), str(db / name)
+_create = PP.create
 
 
-def _write(table, data) -> None:
-    wb = table.new_batch_write_builder()
-    w, c = wb.new_write(), wb.new_commit()
-    w.write_arrow(data)
-    c.commit(w.prepare_commit())
-    w.close()
-    c.close()
+_write = PP.write
 
 
 def _pypaimon(table, options=None) -> pa.Table:

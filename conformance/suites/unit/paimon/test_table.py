@@ -13,26 +13,17 @@ import json
 import pyarrow as pa
 import pytest
 
+from conformance.suites.unit.paimon import _pypaimon as PP
 from reference_impl.errors import InvalidTable
 from reference_impl.paimon import table as TB
 
 pytest.importorskip("pypaimon")
 
 
-def _write(table, data) -> None:
-    wb = table.new_batch_write_builder()
-    w, c = wb.new_write(), wb.new_commit()
-    w.write_arrow(data)
-    c.commit(w.prepare_commit())
-    w.close()
-    c.close()
+_write = PP.write
 
 
-def _theirs(table, options=None) -> pa.Table:
-    if options:
-        table = table.copy(options)
-    rb = table.new_read_builder()
-    return rb.new_read().to_arrow(rb.new_scan().plan().splits())
+_theirs = PP.read
 
 
 def _rows(t: pa.Table) -> collections.Counter:
@@ -46,21 +37,10 @@ def _same(ours: pa.Table, theirs: pa.Table) -> None:
 
 @pytest.fixture(scope="module")
 def catalog(tmp_path_factory):
-    from pypaimon import CatalogFactory
-
-    root = tmp_path_factory.mktemp("pp-table")
-    cat = CatalogFactory.create({"warehouse": str(root)})
-    cat.create_database("db", True)
-    return cat, root / "db.db"
+    return PP.catalog(tmp_path_factory.mktemp("pp-table"))
 
 
-def _create(catalog, name, schema, *, pk=None, partition=None, options=None):
-    from pypaimon import Schema
-
-    cat, db = catalog
-    cat.create_table(f"db.{name}", Schema.from_pyarrow_schema(schema, partition_keys=partition, primary_keys=pk,
-                                                              options=options or {}), False)
-    return cat.get_table(f"db.{name}"), str(db / name)
+_create = PP.create
 
 
 APPEND = pa.schema([("id", pa.int32()), ("p", pa.string()), ("v", pa.string())])

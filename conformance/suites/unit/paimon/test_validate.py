@@ -17,19 +17,14 @@ import pyarrow as pa
 import pytest
 
 from conformance.cli import main
+from conformance.suites.unit.paimon import _pypaimon as PP
 from reference_impl.errors import InvalidTable
 from reference_impl.paimon.validate import CHECKS, validate_table
 
 pytest.importorskip("pypaimon")
 
 
-def _write(table, data) -> None:
-    wb = table.new_batch_write_builder()
-    w, c = wb.new_write(), wb.new_commit()
-    w.write_arrow(data)
-    c.commit(w.prepare_commit())
-    w.close()
-    c.close()
+_write = PP.write
 
 
 A = pa.schema([("id", pa.int32()), ("p", pa.string()), ("v", pa.string())])
