@@ -505,6 +505,8 @@ def cmd_engines(args: argparse.Namespace) -> int:
                 "name": e.name, "version": e.version() if not reason else "-", "available": reason is None,
                 "reason": reason, "read": sorted(caps.read), "write": sorted(caps.write),
                 "unsupported": {f: dict(g) for f, g in caps.unsupported.items() if g},
+                # formats an engine of several formats does not offer here, and why (a missing extension)
+                "unavailable_formats": e.driver_problems() if hasattr(e, "driver_problems") else {},
             })
         except Exception as exc:  # noqa: BLE001
             rows.append({"name": e.name, "available": False, "reason": f"{type(exc).__name__}: {exc}"})
@@ -515,6 +517,8 @@ def cmd_engines(args: argparse.Namespace) -> int:
             state = "ok" if r.get("available") else f"unavailable ({r.get('reason')})"
             print(f"{r['name']:<22} {r.get('version', '-'):<32} read={','.join(r.get('read', []))} "
                   f"write={','.join(r.get('write', [])) or '-'} {state}")
+            for fmt, why in r.get("unavailable_formats", {}).items():
+                print(f"{'':<22}   unavailable {fmt}: {why}")
             for fmt, gaps in r.get("unsupported", {}).items():
                 for feature, why in gaps.items():
                     print(f"{'':<22}   unsupported {fmt} {feature}: {why}")

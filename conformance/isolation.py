@@ -420,6 +420,17 @@ class RemoteEngine(Engine):
             return Capabilities()
         return self._cached("capabilities")
 
+    def driver_problems(self) -> dict[str, str]:
+        """The formats the worker's engine does not offer here, and why (``MultiFormatEngine``)."""
+        if self._unavailable:
+            return {}
+        try:
+            return self._cached("driver_problems")
+        except RemoteError as exc:
+            if exc.type_name == "AttributeError":  # an engine of one format: nothing to say
+                return {}
+            raise
+
     def start(self) -> None:
         self._w().call("start")
 

@@ -73,7 +73,15 @@ class SparkEngine(MultiFormatEngine):
     def drivers(self):
         found = super().drivers()
         # A format without a runtime for this line is not offered (its driver exists for another line).
-        return {f: d for f, d in found.items() if self.line.name in getattr(d, "RUNTIMES", {}) and f in self.formats()}
+        offered = {}
+        for f, d in found.items():
+            if self.line.name not in getattr(d, "RUNTIMES", {}):
+                self._driver_problems[f] = f"no {f} Spark runtime for Spark {self.line.name} is pinned (none resolves)"
+            elif f not in self.formats():
+                self._driver_problems[f] = f"the Spark session is configured without {f} (LAKECONF_SPARK_FORMATS)"
+            else:
+                offered[f] = d
+        return offered
 
     # -- what the drivers use ------------------------------------------------------------------
 

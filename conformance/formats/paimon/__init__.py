@@ -19,6 +19,7 @@ FORMAT = FormatPlugin(
     drivers={
         "reference": f"{_PKG}.reference",
         "daft": f"{_PKG}.drivers.daft",
+        "duckdb": f"{_PKG}.drivers.duckdb",
         "spark": f"{_PKG}.drivers.spark",
     },
     bench=f"{_PKG}.bench",

@@ -158,6 +158,19 @@ def test_engines_lists_builtins(capsys):
     assert "spark" in names and "spark-3.5" in names  # listed (opt-in for runs), whether or not a JVM is here
 
 
+def test_engines_say_which_formats_an_engine_does_not_offer_and_why(capsys):
+    """A format whose driver says it is unavailable is listed with the reason, not left out silently."""
+    from conformance import formats
+
+    assert main(["engines", "--json"]) == 0
+    rows = {e["name"]: e for e in json.loads(capsys.readouterr().out)}
+    for name, plugin in formats.all_formats().items():
+        for family in plugin.drivers:
+            row = rows.get(family)
+            if row and row.get("available") and name not in row["read"]:
+                assert row["unavailable_formats"].get(name), f"{family} leaves {name} out without a reason"
+
+
 def test_spark_is_opt_in(monkeypatch):
     from conformance.engines.registry import load_engines
 
