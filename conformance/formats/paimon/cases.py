@@ -567,6 +567,32 @@ case(
     expected=[Expected(rows=rows(KEYED, (1, "ONE", 11), (3, "three", 30), (4, "four", 40)))],
 )
 
+case(
+    "pk-postpone-bucket",
+    "bucket -2 (postpone): writes land in bucket-postpone/, invisible to batch reads until a compaction "
+    "assigns real buckets.",
+    rules=("PAIMON-BUCKET-001", "PAIMON-LAYOUT-010"),
+    writers=LEVEL0_WRITERS,
+    steps=[Create(schema=KEYED, properties={"primary-key": "id", "bucket": "-2"}), Append(rows=rows(KEYED, *K1)),
+           Optimize(), Append(rows=rows(KEYED, (1, "ONE", 11), (4, "four", 40)))],
+    expected=[Expected(version=1, rows=empty(KEYED)), Expected(version=2, rows=rows(KEYED, *K1), metadata={"bucket": -2}),
+              Expected(rows=rows(KEYED, *K1))],
+    notes="Java's batch jobs write real buckets directly (postpone.batch-write-fixed-bucket); streaming writers "
+          "and pypaimon write the postpone directory, which a batch read skips until compaction.",
+)
+
+for _fmt in ("orc", "avro"):
+    case(
+        f"file-format-{_fmt}",
+        f"Data files in {_fmt.upper()} (file.format={_fmt}), an append and a primary-key table's upsert.",
+        rules=("PAIMON-DATA-007", "PAIMON-SCHEMA-007", "PAIMON-DATA-001"),
+        steps=[Create(schema=KEYED, properties=pk("id", **{"file.format": _fmt})), Append(rows=rows(KEYED, *K1)),
+               Append(rows=rows(KEYED, (2, "TWO", None), (4, "four", 40)))],
+        expected=[Expected(version=1, rows=rows(KEYED, *K1)),
+                  Expected(rows=rows(KEYED, (1, "one", 10), (2, "TWO", None), (3, "three", 30), (4, "four", 40)),
+                           metadata={"options": {"file.format": _fmt}})],
+    )
+
 # --------------------------------------------------------------------------------------------
 # Merge engines, sequence and row-kind fields
 # --------------------------------------------------------------------------------------------
