@@ -273,7 +273,6 @@ FINDINGS: tuple[Finding, ...] = (
         rules=("PAIMON-ROW-012",),
         section="spec/schema.md (DATE); spec/datafile.md",
         upstream="engine bug",
-        versions={"spark-3.5": "paimon-spark 0.9.0"},
     ),
     # ---------------------------------------------------------------- pypaimon as a writer (the validator)
     Finding(
