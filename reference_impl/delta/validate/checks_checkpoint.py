@@ -298,6 +298,11 @@ def last_checkpoint(ctx: Context) -> Iterator[Violation]:
     if not cands:
         yield V("CKPT-027", f"_last_checkpoint names version {v} but no checkpoint exists for it", LAST_CHECKPOINT)
         return
+    if not any(c.complete for c in cands):
+        # whatever the missing parts held: the hint points at a checkpoint readers must ignore
+        yield V("CKPT-027", f"_last_checkpoint names version {v}, whose multi-part checkpoint lacks parts",
+                LAST_CHECKPOINT)
+        return
     parts = obj.get("parts")
     if parts is not None and not any(c.kind == "multipart" and c.num_parts == parts for c in cands):
         yield V("CKPT-027", f"_last_checkpoint parts={parts} does not match the checkpoint", LAST_CHECKPOINT)

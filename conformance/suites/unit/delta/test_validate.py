@@ -270,3 +270,23 @@ def test_int96_timestamps_outside_the_nanosecond_range_are_read_as_written(tmp_p
     for source in (path, open(path, "rb").read()):
         got = _read_parquet_source(source).column("ts").to_pylist()
         assert [v.replace(tzinfo=dt.timezone.utc) for v in got] == far
+
+
+@pytest.mark.rule("DELTA-CKPT-027", "DELTA-CKPT-014")
+def test_a_hint_at_an_incomplete_multipart_checkpoint_is_flagged_whatever_the_missing_part_held(tmp_path):
+    """Parts are filled by a hash of the file paths, so the part that goes missing may have held no
+    action at all: the hint still names a checkpoint readers must ignore (once flagged only when the
+    remaining parts held fewer actions than the hint's size, a flaky verdict)."""
+    from reference_impl.delta import writer as W
+
+    root = str(tmp_path / "t")
+    W.create_table(root, pa.schema([("id", pa.int64())]))
+    W.append(root, pa.table({"id": [1]}))
+    W.checkpoint(root, kind="multipart", parts=3)  # 3 actions over 3 parts: deleting any part breaks it
+    log = os.path.join(root, "_delta_log")
+    parts = sorted(n for n in os.listdir(log) if ".checkpoint.0000000002.0000000003." in n)
+    assert parts, sorted(os.listdir(log))
+    for part in parts:
+        os.remove(os.path.join(log, part))
+    found = [v for v in validate_table(root) if v.rule == "DELTA-CKPT-027"]
+    assert len(found) == 1 and "lacks parts" in found[0].message
