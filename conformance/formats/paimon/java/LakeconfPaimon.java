@@ -138,6 +138,9 @@ public final class LakeconfPaimon {
 
     /** One JVM for many requests: a JSON array of arguments per stdin line, one JSON answer per line. */
     static void serve() throws IOException {
+        // A request can hang inside Paimon (a manifest whose Avro block count is negative loops forever);
+        // when the process that started this JVM dies (a worker killed on timeout), the JVM must go too.
+        ProcessHandle.current().parent().ifPresent(p -> p.onExit().thenRun(() -> Runtime.getRuntime().halt(3)));
         PrintStream protocol = new PrintStream(new FileOutputStream(java.io.FileDescriptor.out), true, "UTF-8");
         System.setOut(System.err); // whatever else prints must not corrupt the answers
         BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));

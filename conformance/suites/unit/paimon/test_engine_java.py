@@ -735,3 +735,39 @@ def test_reproduction_script_runs_without_the_kit(engine, append_table, monkeypa
     exec(compile(source, "repro", "exec"), namespace)
     got = namespace["read"]()
     assert sorted(got.column("id").to_pylist()) == ["1", "2", "3", "4", "5"]
+
+
+def test_the_jvm_dies_with_the_process_that_started_it(engine, tmp_path):
+    """A worker killed on a timeout (a request hanging inside Paimon) must not leave its JVM spinning:
+    the serving JVM halts when its parent process exits, even while its stdin stays open (here this
+    test holds the pipe's write end, so only the watchdog can end the JVM)."""
+    import time
+
+    from conformance.formats.paimon.java import jars
+    from conformance.formats.paimon.java.engine import JAVA_OPTIONS
+
+    pid_file = tmp_path / "jvm.pid"
+    stdin_r, stdin_w = os.pipe()
+    parent = (
+        "import os, subprocess\n"
+        f"p = subprocess.Popen(['java', *{list(JAVA_OPTIONS)!r}, '-cp', {jars.classpath()!r}, {jars.MAIN_CLASS!r}, 'serve'],"
+        f" stdin={stdin_r}, stdout=subprocess.PIPE)\n"
+        "p.stdout.readline()\n"  # ready: the watchdog is armed
+        f"open({str(pid_file)!r}, 'w').write(str(p.pid))\n"
+        "os._exit(0)\n"  # dies like a killed worker
+    )
+    try:
+        subprocess.run([sys.executable, "-c", parent], check=True, timeout=120, pass_fds=(stdin_r,))
+        pid = int(pid_file.read_text())
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                os.kill(pid, 0)
+            except ProcessLookupError:
+                return
+            time.sleep(0.2)
+        os.kill(pid, 9)
+        pytest.fail(f"the JVM {pid} outlived its parent by 30 s")
+    finally:
+        os.close(stdin_r)
+        os.close(stdin_w)
