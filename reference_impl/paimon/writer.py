@@ -485,6 +485,28 @@ def _truncate_max(s: str) -> str | None:
     return None
 
 
+_PER_NS = {"s": 1_000_000_000, "ms": 1_000_000, "us": 1_000, "ns": 1}
+
+
+def _ts_value(v: int | None, unit: str) -> BR.Timestamp | None:
+    """An Arrow timestamp's integer as a BinaryRow ``Timestamp`` (epoch millis, nano of milli)."""
+    if v is None:
+        return None
+    millis, sub = divmod(v * _PER_NS[unit], 1_000_000)
+    return BR.Timestamp(millis, sub)
+
+
+def _ts_values(arr: pa.Array | pa.ChunkedArray) -> list:
+    """A timestamp column as BinaryRow ``Timestamp`` values: Python's datetime stops at microseconds,
+    and pyarrow needs pandas to hand out nanoseconds."""
+    return [_ts_value(v, arr.type.unit) for v in arr.cast(pa.int64()).to_pylist()]
+
+
+def _pylist(arr: pa.Array | pa.ChunkedArray) -> list:
+    """Column values for BinaryRows and bucket keys (timestamps exact to the nanosecond)."""
+    return _ts_values(arr) if pa.types.is_timestamp(arr.type) else arr.to_pylist()
+
+
 def _column_stats(arr: pa.ChunkedArray | pa.Array, t: DataType) -> tuple[Any, Any, int]:
     nulls = arr.null_count
     if t.root in ("ROW", "ARRAY", "MAP", "MULTISET", "BINARY", "VARBINARY", "VARIANT", "BLOB") or len(arr) == nulls:
@@ -494,8 +516,12 @@ def _column_stats(arr: pa.ChunkedArray | pa.Array, t: DataType) -> tuple[Any, An
         arr = arr.filter(pc.invert(pc.is_nan(arr)))
         if len(arr) == 0:
             return None, None, nulls
-    mm = pc.min_max(arr)
-    lo, hi = mm["min"].as_py(), mm["max"].as_py()
+    if pa.types.is_timestamp(arr.type):
+        mm = pc.min_max(arr.cast(pa.int64()))
+        lo, hi = _ts_value(mm["min"].as_py(), arr.type.unit), _ts_value(mm["max"].as_py(), arr.type.unit)
+    else:
+        mm = pc.min_max(arr)
+        lo, hi = mm["min"].as_py(), mm["max"].as_py()
     if t.root in ("CHAR", "VARCHAR"):
         lo, hi = _truncate_min(lo), _truncate_max(hi)
     return lo, hi, nulls
@@ -825,8 +851,8 @@ def _write_file(ctx: _Ctx, rows: pa.Table, *, partition: tuple, bucket: int, tot
     if ctx.is_pk:
         key_types = [f.type.not_null() for f in key_fields]
         # the first and the last key written (a sorted run: the smallest and largest; a postpone file: arrival order)
-        first = [rows.column(f.name)[0].as_py() for f in key_fields]
-        last = [rows.column(f.name)[n - 1].as_py() for f in key_fields]
+        first = [_pylist(rows.column(f.name).slice(0, 1))[0] for f in key_fields]
+        last = [_pylist(rows.column(f.name).slice(n - 1, 1))[0] for f in key_fields]
         min_key, max_key = BR.serialize_with_arity(first, key_types), BR.serialize_with_arity(last, key_types)
         key_stats = _stats(rows, key_fields)
         deletes = int(np.isin(kinds_sorted, (1, 3)).sum())
@@ -910,7 +936,7 @@ def _assign(ctx: _Ctx, rows: pa.Table, dynamic: _DynamicBuckets | None) -> tuple
     schema = ctx.schema
     pfields = ctx.part_fields
     ptypes = [f.type for f in pfields]
-    pcols = [rows.column(f.name).to_pylist() for f in pfields]
+    pcols = [_pylist(rows.column(f.name)) for f in pfields]
     parts = [tuple(c[i] for c in pcols) for i in range(rows.num_rows)]
     cache: dict[tuple, bytes] = {}
     praw = []
@@ -926,7 +952,7 @@ def _assign(ctx: _Ctx, rows: pa.Table, dynamic: _DynamicBuckets | None) -> tuple
         keys = schema.bucket_keys if n > 0 else schema.trimmed_primary_keys
         kf = [schema.get_field(k) for k in keys]
         ktypes = [f.type for f in kf]
-        kcols = [rows.column(f.name).to_pylist() for f in kf]
+        kcols = [_pylist(rows.column(f.name)) for f in kf]
         fn = schema.option(SC.BUCKET_FUNCTION_TYPE) or "default"
         for i in range(rows.num_rows):
             values = [c[i] for c in kcols]
@@ -970,7 +996,7 @@ def _sorted_runs(ctx: _Ctx, rows: pa.Table, idx: np.ndarray) -> list[np.ndarray]
     the sequence numbers keep the input order and readers merge the runs. Append tables: one run."""
     if not ctx.is_pk or ctx.schema.bucket == L.POSTPONE_BUCKET:  # postpone: arrival order, keys may repeat
         return [np.arange(len(idx))]
-    keys = [rows.column(f.name).take(pa.array(idx)).to_pylist() for f in ctx.key_fields]
+    keys = [_pylist(rows.column(f.name).take(pa.array(idx))) for f in ctx.key_fields]
     seen: dict[tuple, int] = {}
     runs: list[list[int]] = []
     for i, key in enumerate(zip(*keys)):
@@ -1484,7 +1510,7 @@ def _route_postponed(ctx: _Ctx, reader: TB._Reader, post: list[M.ManifestEntry],
         n = totals[part]
         pieces = [reader.read(e, schema.fields, primary_key=True, key_fields=key_fields) for e in es]
         records = pa.concat_tables([p.select(pieces[0].column_names) for p in pieces])
-        cols = [records.column(f.name).to_pylist() for f in bucket_fields]
+        cols = [_pylist(records.column(f.name)) for f in bucket_fields]
         types = [f.type for f in bucket_fields]
         buckets = np.array([BK.bucket([c[i] for c in cols], types, n, fn) for i in range(records.num_rows)], dtype=np.int64)
         for b in np.unique(buckets):
