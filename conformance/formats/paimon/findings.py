@@ -83,6 +83,39 @@ FINDINGS: tuple[Finding, ...] = (
         versions=_SEEN,
     ),
     Finding(
+        id="pypaimon-reads-no-table-paimon-spark-0-9-wrote",
+        engines=_PY_READERS,
+        writers=("spark-3.5",),
+        cases=("paimon/*",),
+        status="error",
+        pattern=r"KeyError: '_VALUE_STATS_COLS'",
+        cause=("pypaimon 2.1.0 cannot read any table paimon-spark-3.5 0.9.0 wrote: the 0.9 writer's data manifests "
+               "end their _FILE record before the fields added in 1.0, and pypaimon fails with KeyError: "
+               "'_VALUE_STATS_COLS' (the cause of pypaimon-reads-no-manifest-before-1-0, on real 0.9 tables)."),
+        spec=("The spec supports the tables: readers decode _FILE by the file's own writer schema, so manifests of "
+              "older writers stay readable (PAIMON-MANIFEST-035); the reference and Paimon's Java core read them."),
+        rules=("PAIMON-MANIFEST-035", "PAIMON-MANIFEST-029"),
+        section="spec/manifest.md",
+        upstream="engine bug",
+        versions=_SEEN,
+    ),
+    Finding(
+        id="paimon-spark-0-9-no-postpone-bucket",
+        engines=("spark-3.5",),
+        cases=("paimon/pk-postpone-bucket",),
+        status="error",
+        pattern=r"The number of buckets needs to be greater than 0",
+        cause=("paimon-spark-3.5 0.9.0 refuses to load a table with bucket = -2 ('The number of buckets needs to be "
+               "greater than 0'): the postpone bucket came in a later release, and 0.9 fails instead of saying so."),
+        spec=("The spec supports the table: bucket -2 is the postpone mode (PAIMON-BUCKET-001), files in "
+              "bucket-postpone/ (PAIMON-LAYOUT-010). A reader that does not know a mode should refuse it as "
+              "unsupported; this one fails as if the table were broken."),
+        rules=("PAIMON-BUCKET-001", "PAIMON-LAYOUT-010"),
+        section="spec/bucket.md; primary-key-table/data-distribution (postpone bucket)",
+        upstream="engine limitation",
+        versions={"spark-3.5": "paimon-spark 0.9.0"},
+    ),
+    Finding(
         id="pypaimon-crashes-on-a-missing-schema-file",
         engines=_PY_READERS,
         cases=("paimon/neg-schema-missing",),
