@@ -171,9 +171,16 @@ def _load_avro(data: bytes, fields: Sequence[DataField], path: str) -> pa.Table:
     check_avro_container(data, what="Avro data file", path=path)
     reader = fastavro.reader(io.BytesIO(data))
     writer = reader.writer_schema
+    if isinstance(writer, list):
+        # Java's AvroSchemaConverter gives a nullable row type a ["null", record] union: paimon-spark
+        # writes its data files so, and Java reads them; a row itself is never null
+        records_ = [b for b in writer if b != "null"]
+        writer = records_[0] if len(records_) == 1 and len(writer) <= 2 else None
     if not isinstance(writer, dict) or writer.get("type") != "record":
         raise InvalidTable("Avro data file does not hold records", path=path)
     records = list(reader)
+    if any(rec is None for rec in records):
+        raise InvalidTable("Avro data file holds a null row", path=path)
     by_name = {f.name: f for f in fields}
     columns, out_fields = [], []
     for af in writer["fields"]:

@@ -373,6 +373,28 @@ def test_java_avro_layout():
     assert got.column("ltz").cast(pa.int64()).to_pylist() == [-1, None]
 
 
+
+@pytest.mark.rule("PAIMON-SCHEMA-007")
+def test_avro_rows_in_a_nullable_record_union():
+    # paimon-spark (Spark 3.5) writes the file's schema as ["null", record], as AvroSchemaConverter gives a
+    # nullable row type; the rows still read, and a null row is an invalid file, not a row of nulls
+    import fastavro
+
+    record = {"type": "record", "name": "org.apache.paimon.avro.generated.record", "fields": [
+        {"name": "id", "type": "long"}, {"name": "name", "type": ["null", "string"], "default": None}]}
+    fields = [DataField(0, "id", parse_type("BIGINT NOT NULL")), DataField(1, "name", parse_type("STRING"))]
+
+    def read(rows):
+        buf = io.BytesIO()
+        fastavro.writer(buf, fastavro.parse_schema(["null", record]), rows)
+        return DF.read_data_file_bytes(buf.getvalue(), "bucket-0/data-x-0.avro", fields, fields, primary_key=False)
+
+    assert read([{"id": 1, "name": "one"}, {"id": 2, "name": None}]).to_pylist() == [
+        {"id": 1, "name": "one"}, {"id": 2, "name": None}]
+    with pytest.raises(InvalidTable, match="null row"):
+        read([{"id": 1, "name": "one"}, None])
+
+
 # ---------------------------------------------------------------------------------------------
 # Timestamps as Java stores them
 
