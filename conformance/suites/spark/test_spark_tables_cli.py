@@ -71,3 +71,26 @@ def test_spark_delta_table_at_each_version(spark_engine, store, lakeconf):
         assert same_rows(rows, spark_engine.read(ref, at=v)), v
     violations = lakeconf.validate(ref.uri)
     assert not _unexplained(violations, "delta", spark_engine, store), violations
+
+
+@pytest.mark.rule("PAIMON-LAYOUT-001", "PAIMON-SNAP-001")
+def test_spark_paimon_table_by_directory_snapshot_id_and_tag(spark_engine, store, lakeconf):
+    if "paimon" not in spark_engine.capabilities().write:
+        pytest.skip(f"no Paimon runtime on this Spark line ({spark_engine.version()})")
+    ref = store.table_ref("paimon", f"cli-{uuid.uuid4().hex[:8]}")
+    spark_engine.write(ref, [
+        Create(schema=SCHEMA, properties={"primary-key": "id", "bucket": "1"}),
+        Append(rows=ROWS.slice(0, 2)),
+        Append(rows=ROWS.slice(2, 2)),
+        CreateRef(name="first", kind="tag", version=1),
+        Delete(where="id = 2"),
+    ])
+    rows, note = lakeconf.read(ref.uri)
+    assert same_rows(rows, spark_engine.read(ref)) and rows.num_rows == 3 and note == ""
+    for sid in (1, 2, 3):
+        rows, _ = lakeconf.read(ref.uri, "--snapshot-id", str(sid))
+        assert same_rows(rows, spark_engine.read(ref, at=sid)), sid
+    rows, _ = lakeconf.read(ref.uri, "--tag", "first")
+    assert same_rows(rows, spark_engine.read(ref, ref="first")) and rows.num_rows == 2
+    violations = lakeconf.validate(ref.uri)
+    assert not _unexplained(violations, "paimon", spark_engine, store), violations
