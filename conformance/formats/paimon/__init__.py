@@ -14,6 +14,7 @@ FORMAT = FormatPlugin(
     facts=FACTS,
     engines={
         "pypaimon": f"{_PKG}.engines.pypaimon:PyPaimonEngine",
+        "pypaimon-rust": f"{_PKG}.engines.pypaimon_rust:PyPaimonRustEngine",
         "paimon-java": f"{_PKG}.java.engine:PaimonJavaEngine",
     },
     drivers={

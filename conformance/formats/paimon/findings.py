@@ -11,6 +11,7 @@ from __future__ import annotations
 from conformance.findings import Finding
 
 _PYPAIMON = "2.1.0"
+_PAIMON_RUST = "0.4.0"
 _DAFT = "0.7.26"
 _PY_READERS = ("pypaimon", "daft")
 _JAVA = "paimon-bundle 1.4.2"
@@ -306,6 +307,44 @@ FINDINGS: tuple[Finding, ...] = (
         rules=("PAIMON-ROW-012",),
         section="spec/schema.md (DATE); spec/datafile.md",
         upstream="engine bug",
+    ),
+    # ---------------------------------------------------------------- pypaimon-rust as a reader
+    Finding(
+        id="pypaimon-rust-requires-schema-version",
+        engines=("pypaimon-rust",),
+        cases=("paimon/schema-legacy-v1",),
+        status="error",
+        pattern=r"Invalid table schema JSON: missing field `version`",
+        cause=("pypaimon-rust 0.4.0 (paimon-rust) refuses a schema file without a 'version' key, as early "
+               "releases (0.7 and before) wrote them: 'Invalid table schema JSON: missing field `version`'; its "
+               "serde TableSchema declares the key required, so the table cannot be opened at all."),
+        spec=("Paimon's Java implementation supports the reference: TableSchemaSerializer.deserialize reads a "
+              "missing 'version' as PAIMON_07_VERSION (1), and then applies the v1/v2 defaults (bucket=1 when "
+              "absent, file.format=orc when absent); a schema of an old release stays readable. The refusal "
+              "gives no wrong rows, but a table Java and pypaimon read is unreadable here."),
+        rules=("PAIMON-SCHEMA-012", "PAIMON-SCHEMA-011"),
+        section="spec/schema.md (Compatibility); TableSchemaSerializer.deserialize [code]",
+        upstream="engine bug",
+        versions={"pypaimon-rust": _PAIMON_RUST},
+    ),
+    Finding(
+        id="pypaimon-rust-calls-an-unknown-merge-engine-unsupported",
+        engines=("pypaimon-rust",),
+        cases=("paimon/neg-unknown-merge-engine",),
+        status="fail",
+        pattern=r"Unsupported merge-engine: 'bogus'",
+        cause=("pypaimon-rust 0.4.0 refuses a primary-key table whose merge-engine option is 'bogus', but as an "
+               "unsupported feature (paimon-rust's Error::Unsupported, raised as NotImplementedError: 'Paimon "
+               "hitting unsupported error Unsupported merge-engine: 'bogus''), not as an invalid table: it does not "
+               "tell a value outside the spec from an engine it has not implemented."),
+        spec=("The spec supports the reference: merge-engine is an enumerated option (deduplicate, partial-update, "
+              "aggregation, first-row), so another value makes the table invalid; Java's CoreOptions parses it as "
+              "an enum option and fails with an IllegalArgumentException, and pypaimon refuses it with its "
+              "'Valid values' message. The refusal is right, its kind is not: no wrong rows."),
+        rules=("PAIMON-SCHEMA-010", "PAIMON-DATA-004"),
+        section="spec/schema.md; primary-key-table/merge-engine/overview",
+        upstream="engine bug",
+        versions={"pypaimon-rust": _PAIMON_RUST},
     ),
     # ---------------------------------------------------------------- pypaimon as a writer (the validator)
     Finding(
