@@ -1,13 +1,17 @@
 /*
- * Apache Paimon's own Java implementation (paimon-bundle) as a reader engine of lakeconf.
+ * Apache Paimon's own Java implementation (paimon-bundle) as a reader and a writer engine of lakeconf.
  *
  * Public Paimon API only: FileIO.get + FileStoreTableFactory.create, table.copy(options) for time
  * travel (scan.snapshot-id / scan.tag-name / scan.timestamp-millis), switchToBranch for branches,
- * ReadBuilder -> splits -> RecordReader<InternalRow>, and InternalRow getters by the table's RowType.
+ * ReadBuilder -> splits -> RecordReader<InternalRow>, and InternalRow getters by the table's RowType;
+ * for writes SchemaManager, BatchWriteBuilder and the classes Paimon's own Spark writer commits with
+ * (see the write section).
  *
  *   LakeconfPaimon read --uri URI --out FILE [--version N] [--timestamp ISO|MILLIS] [--ref NAME] [--conf K=V]...
  *   (--conf: Paimon catalog options such as s3.endpoint; for s3:// URIs without them, the AWS_* environment)
  *   LakeconfPaimon describe --uri URI --out FILE [same selectors]
+ *   LakeconfPaimon write --uri URI --steps FILE --out FILE [--conf K=V]...
+ *   LakeconfPaimon files --uri URI --out FILE [--conf K=V]...
  *   LakeconfPaimon version | serve
  *
  * read writes JSON lines: a header {"type": <the read RowType as Paimon's schema JSON>, "snapshot": id}
@@ -26,6 +30,42 @@
  */
 
 import org.apache.paimon.CoreOptions;
+import org.apache.paimon.append.AppendCompactTask;
+import org.apache.paimon.data.Decimal;
+import org.apache.paimon.data.GenericArray;
+import org.apache.paimon.data.GenericMap;
+import org.apache.paimon.data.GenericRow;
+import org.apache.paimon.deletionvectors.Bitmap64DeletionVector;
+import org.apache.paimon.deletionvectors.BitmapDeletionVector;
+import org.apache.paimon.deletionvectors.DeletionVector;
+import org.apache.paimon.deletionvectors.append.BaseAppendDeleteFileMaintainer;
+import org.apache.paimon.disk.IOManager;
+import org.apache.paimon.index.HashBucketAssigner;
+import org.apache.paimon.index.IndexFileHandler;
+import org.apache.paimon.index.IndexFileMeta;
+import org.apache.paimon.io.CompactIncrement;
+import org.apache.paimon.io.DataFileMeta;
+import org.apache.paimon.io.DataIncrement;
+import org.apache.paimon.manifest.FileKind;
+import org.apache.paimon.manifest.IndexManifestEntry;
+import org.apache.paimon.operation.BaseAppendFileStoreWrite;
+import org.apache.paimon.options.ExpireConfig;
+import org.apache.paimon.schema.Schema;
+import org.apache.paimon.schema.SchemaChange;
+import org.apache.paimon.schema.SchemaManager;
+import org.apache.paimon.shade.jackson2.com.fasterxml.jackson.databind.JsonNode;
+import org.apache.paimon.table.BucketMode;
+import org.apache.paimon.table.sink.BatchTableCommit;
+import org.apache.paimon.table.sink.BatchTableWrite;
+import org.apache.paimon.table.sink.BatchWriteBuilder;
+import org.apache.paimon.table.sink.CommitMessage;
+import org.apache.paimon.table.sink.CommitMessageImpl;
+import org.apache.paimon.table.sink.RowPartitionKeyExtractor;
+import org.apache.paimon.table.source.DataSplit;
+import org.apache.paimon.table.source.DeletionFile;
+import org.apache.paimon.types.DataTypeJsonParser;
+import org.apache.paimon.types.RowKind;
+
 import org.apache.paimon.Snapshot;
 import org.apache.paimon.catalog.CatalogContext;
 import org.apache.paimon.data.BinaryString;
@@ -122,9 +162,13 @@ public final class LakeconfPaimon {
                     return new String[] {"0", "paimon-bundle " + PAIMON_VERSION};
                 case "read":
                 case "describe":
+                case "files":
+                case "write":
                     Request r = Request.parse(args);
                     if (args[0].equals("read")) read(r);
-                    else describe(r);
+                    else if (args[0].equals("describe")) describe(r);
+                    else if (args[0].equals("files")) files(r);
+                    else write(r);
                     return new String[] {"0", null};
                 default:
                     return new String[] {"2", "unknown command " + args[0]};
@@ -168,7 +212,7 @@ public final class LakeconfPaimon {
     // Requests and the snapshot they select
 
     static final class Request {
-        String uri, out, timestamp, ref;
+        String uri, out, timestamp, ref, steps;
         Long version;
         final Map<String, String> conf = new HashMap<>();
 
@@ -184,6 +228,7 @@ public final class LakeconfPaimon {
                     case "--version": r.version = Long.parseLong(v); break;
                     case "--timestamp": r.timestamp = v; break;
                     case "--ref": r.ref = v; break;
+                    case "--steps": r.steps = v; break;
                     case "--format":
                         if (!v.equals("paimon")) throw new Refusal(EXIT_UNSUPPORTED, "paimon-java reads paimon tables only, not " + v);
                         break;
@@ -227,18 +272,20 @@ public final class LakeconfPaimon {
     }
 
     static FileStoreTable open(Request r) {
+        return FileStoreTableFactory.create(fileIO(r), new Path(r.uri));
+    }
+
+    /** The FileIO of the request's table location (S3 settings from --conf or the environment). */
+    static FileIO fileIO(Request r) {
         s3FromEnvironment(r);
         if (r.uri.startsWith("s3a://")) r.uri = "s3://" + r.uri.substring(6); // paimon-s3 serves the s3 scheme
         Options options = new Options();
         for (Map.Entry<String, String> e : r.conf.entrySet()) options.set(e.getKey(), e.getValue());
-        Path path = new Path(r.uri);
-        FileIO io;
         try {
-            io = FileIO.get(path, CatalogContext.create(options));
+            return FileIO.get(new Path(r.uri), CatalogContext.create(options));
         } catch (IOException e) {
             throw new RuntimeException(e);
         }
-        return FileStoreTableFactory.create(io, path);
     }
 
     static long timestampMillis(String text) {
@@ -472,6 +519,427 @@ public final class LakeconfPaimon {
             }
             default:
                 throw new Refusal(EXIT_UNSUPPORTED, "paimon-java does not hand " + t.getTypeRoot() + " values to the kit");
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // write: the kit's build steps, each through Paimon's own write API
+    //
+    // The steps file is {"steps": [op, ...]}, run in order; each op is one of
+    //   {"op": "create", "fields": [{"name", "type": <Paimon schema JSON type>}], "partition_keys": [..],
+    //    "primary_keys": [..], "options": {..}}                     SchemaManager.createTable
+    //   {"op": "schema", "changes": [{"set_option": [k, v]} | {"add_column": {"name", "type"}} |
+    //    {"rename_column": [old, new]} | {"drop_column": name} | {"update_column_type": {"name", "type"}} |
+    //    {"move": {"name", "after": name|null}}]}                    SchemaManager.commitChanges (one schema)
+    //   {"op": "write", "columns": [names], "chunks": [[row, ...], ...], "branch": name|null,
+    //    "overwrite": bool, "drop_files": [file names], "dv_deletes": {file name: [row positions]}}
+    //        one commit: each chunk through its own BatchTableWrite (one data file each), a row being
+    //        [rowKind, v1, ...] in the read encoding above with the values of "columns" (matched to the
+    //        table's fields by name, absent ones null); "drop_files" are deleted from the table (a
+    //        copy-on-write rewrite, their live rows among the chunks); "dv_deletes" become deletion vectors
+    //   {"op": "compact"}                                            full compaction of every partition/bucket
+    //   {"op": "tag" | "branch", "name": n, "snapshot": id|null}     createTag / createBranch
+    //   {"op": "expire", "retain_last": n}                           ExpireSnapshots
+    // and --out receives {"snapshot": the latest snapshot id or null}.
+    //
+    // files writes, for an append table's latest snapshot, every data file's physical rows (deletion
+    // vectors not applied): the read header, then per file {"file": name, "rows": n, "deleted": [positions]}
+    // followed by its n rows in the read encoding (row i is the file's row position i).
+
+    static final org.apache.paimon.shade.jackson2.com.fasterxml.jackson.databind.ObjectMapper JSON =
+            JsonSerdeUtil.OBJECT_MAPPER_INSTANCE;
+
+    static void write(Request r) throws Exception {
+        if (r.steps == null) throw new Refusal(2, "write needs --steps FILE");
+        JsonNode doc = JSON.readTree(new java.io.File(r.steps));
+        FileIO io = fileIO(r);
+        Path path = new Path(r.uri);
+        java.nio.file.Path spill = java.nio.file.Files.createTempDirectory("lakeconf-paimon-io-");
+        // Paimon spills sorted runs and lookup files (primary-key tables with deletion vectors, lookup
+        // changelogs) through an IOManager; writes without one fail on those tables.
+        try (IOManager ioManager = IOManager.create(spill.toString())) {
+            for (JsonNode op : doc.get("steps")) {
+                String kind = op.get("op").asText();
+                switch (kind) {
+                    case "create": create(io, path, op); break;
+                    case "schema": alter(io, path, op); break;
+                    case "write": writeRows(table(io, path, op), op, ioManager); break;
+                    case "compact": compact(table(io, path, op), ioManager); break;
+                    case "tag": tag(table(io, path, op), op); break;
+                    case "branch": branch(table(io, path, op), op); break;
+                    case "expire": expire(table(io, path, op), op); break;
+                    default: throw new Refusal(2, "unknown write op " + kind);
+                }
+            }
+        } finally {
+            try (java.util.stream.Stream<java.nio.file.Path> walk = java.nio.file.Files.walk(spill)) {
+                walk.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+            }
+        }
+        Snapshot latest = FileStoreTableFactory.create(io, path).snapshotManager().latestSnapshot();
+        try (Writer w = new OutputStreamWriter(new FileOutputStream(r.out), StandardCharsets.UTF_8)) {
+            w.write("{\"snapshot\": " + (latest == null ? "null" : String.valueOf(latest.id())) + "}\n");
+        }
+    }
+
+    static FileStoreTable table(FileIO io, Path path, JsonNode op) {
+        FileStoreTable t = FileStoreTableFactory.create(io, path);
+        String branch = text(op.get("branch"));
+        return branch == null || branch.equals("main") ? t : t.switchToBranch(branch);
+    }
+
+    static String text(JsonNode n) {
+        return n == null || n.isNull() ? null : n.asText();
+    }
+
+    static List<String> strings(JsonNode n) {
+        List<String> out = new ArrayList<>();
+        if (n != null) for (JsonNode s : n) out.add(s.asText());
+        return out;
+    }
+
+    static void create(FileIO io, Path path, JsonNode op) throws Exception {
+        Schema.Builder b = Schema.newBuilder();
+        for (JsonNode f : op.get("fields")) b.column(f.get("name").asText(), DataTypeJsonParser.parseDataType(f.get("type")));
+        b.partitionKeys(strings(op.get("partition_keys")));
+        b.primaryKey(strings(op.get("primary_keys")));
+        Map<String, String> options = new HashMap<>();
+        op.get("options").fields().forEachRemaining(e -> options.put(e.getKey(), e.getValue().asText()));
+        b.options(options);
+        new SchemaManager(io, path).createTable(b.build());
+    }
+
+    static void alter(FileIO io, Path path, JsonNode op) throws Exception {
+        List<SchemaChange> changes = new ArrayList<>();
+        for (JsonNode c : op.get("changes")) {
+            String kind = c.fieldNames().next();
+            JsonNode v = c.get(kind);
+            switch (kind) {
+                case "set_option": changes.add(SchemaChange.setOption(v.get(0).asText(), v.get(1).asText())); break;
+                case "add_column":
+                    changes.add(SchemaChange.addColumn(v.get("name").asText(), DataTypeJsonParser.parseDataType(v.get("type"))));
+                    break;
+                case "rename_column": changes.add(SchemaChange.renameColumn(v.get(0).asText(), v.get(1).asText())); break;
+                case "drop_column": changes.add(SchemaChange.dropColumn(v.asText())); break;
+                case "update_column_type": // the column keeps its nullability, as ALTER COLUMN TYPE does
+                    changes.add(SchemaChange.updateColumnType(v.get("name").asText(),
+                            DataTypeJsonParser.parseDataType(v.get("type")), true));
+                    break;
+                case "move": {
+                    String name = v.get("name").asText(), after = text(v.get("after"));
+                    changes.add(SchemaChange.updateColumnPosition(after == null ? SchemaChange.Move.first(name)
+                            : SchemaChange.Move.after(name, after)));
+                    break;
+                }
+                default: throw new Refusal(2, "unknown schema change " + kind);
+            }
+        }
+        new SchemaManager(io, path).commitChanges(changes);
+    }
+
+    static void writeRows(FileStoreTable table, JsonNode op, IOManager ioManager) throws Exception {
+        boolean overwrite = op.path("overwrite").asBoolean(false);
+        if (table.bucketMode() == BucketMode.KEY_DYNAMIC) {
+            throw new Refusal(EXIT_UNSUPPORTED, "a dynamic-bucket table whose primary key leaves out a partition key "
+                    + "needs Paimon's cross-partition index assigner (a Flink or Spark job), not in the core batch write API");
+        }
+        // INSERT OVERWRITE replaces the whole table (Paimon's default would replace only the partitions written)
+        FileStoreTable t = overwrite ? table.copy(java.util.Collections.singletonMap(
+                CoreOptions.DYNAMIC_PARTITION_OVERWRITE.key(), "false")) : table;
+        BatchWriteBuilder wb = t.newBatchWriteBuilder();
+        if (overwrite) wb = wb.withOverwrite();
+        RowType rowType = t.rowType();
+        List<String> columns = strings(op.get("columns"));
+        int[] source = new int[rowType.getFieldCount()];
+        for (int i = 0; i < source.length; i++) source[i] = columns.indexOf(rowType.getFields().get(i).name());
+        for (String c : columns) {
+            if (!rowType.getFieldNames().contains(c)) throw new Refusal(EXIT_UNSUPPORTED, "the table has no column " + c);
+        }
+        // Dynamic bucket mode: the writer is told each row's bucket, from Paimon's own hash-index assigner
+        // (what Spark's and Flink's writers run before the write).
+        HashBucketAssigner assigner = null;
+        RowPartitionKeyExtractor keys = null;
+        if (t.bucketMode() == BucketMode.HASH_DYNAMIC) {
+            CoreOptions core = t.coreOptions();
+            Integer max = core.dynamicBucketMaxBuckets();
+            assigner = new HashBucketAssigner(t.snapshotManager(), java.util.UUID.randomUUID().toString(),
+                    t.store().newIndexFileHandler(), 1, 1, 0, core.dynamicBucketTargetRowNum(), max == null ? -1 : max);
+            keys = new RowPartitionKeyExtractor(t.schema());
+        }
+        List<CommitMessage> messages = new ArrayList<>();
+        for (JsonNode chunk : op.path("chunks")) {
+            try (BatchTableWrite w = wb.newWrite()) {
+                w.withIOManager(ioManager);
+                for (JsonNode row : chunk) {
+                    GenericRow g = new GenericRow(RowKind.fromShortString(row.get(0).asText()), source.length);
+                    for (int i = 0; i < source.length; i++) {
+                        if (source[i] >= 0) g.setField(i, decode(row.get(source[i] + 1), rowType.getTypeAt(i)));
+                    }
+                    if (assigner != null) w.write(g, assigner.assign(keys.partition(g), keys.trimmedPrimaryKey(g).hashCode()));
+                    else w.write(g);
+                }
+                messages.addAll(w.prepareCommit());
+            }
+        }
+        messages.addAll(dropFiles(t, strings(op.get("drop_files"))));
+        if (op.hasNonNull("dv_deletes") && op.get("dv_deletes").size() > 0) messages.addAll(deletionVectors(t, op.get("dv_deletes")));
+        try (BatchTableCommit c = wb.newCommit()) {
+            c.commit(messages);
+        }
+    }
+
+    /** The data splits of the table's latest snapshot (deletion files attached where the table has them). */
+    static List<DataSplit> liveSplits(FileStoreTable t) {
+        List<DataSplit> out = new ArrayList<>();
+        for (Split s : t.newReadBuilder().newScan().plan().splits()) out.add((DataSplit) s);
+        return out;
+    }
+
+    /** Commit messages removing the named data files (a copy-on-write rewrite: their live rows are rewritten). */
+    static List<CommitMessage> dropFiles(FileStoreTable t, List<String> names) {
+        List<CommitMessage> out = new ArrayList<>();
+        if (names.isEmpty()) return out;
+        java.util.Set<String> wanted = new java.util.HashSet<>(names);
+        for (DataSplit s : liveSplits(t)) {
+            List<DataFileMeta> doomed = new ArrayList<>();
+            for (int i = 0; i < s.dataFiles().size(); i++) {
+                DataFileMeta f = s.dataFiles().get(i);
+                if (!wanted.remove(f.fileName())) continue;
+                if (s.deletionFiles().isPresent() && s.deletionFiles().get().get(i) != null) {
+                    throw new Refusal(EXIT_UNSUPPORTED, "rewriting a data file that has a deletion vector ("
+                            + f.fileName() + ") is not done by this engine");
+                }
+                doomed.add(f);
+            }
+            if (!doomed.isEmpty()) {
+                out.add(new CommitMessageImpl(s.partition(), s.bucket(), s.totalBuckets(),
+                        new DataIncrement(java.util.Collections.emptyList(), doomed, java.util.Collections.emptyList()),
+                        CompactIncrement.emptyIncrement()));
+            }
+        }
+        if (!wanted.isEmpty()) throw new Refusal(2, "no live data file named " + wanted);
+        return out;
+    }
+
+    /** Commit messages of new deletion vectors (merged with a file's existing one), as Spark's DELETE writes them. */
+    static List<CommitMessage> deletionVectors(FileStoreTable t, JsonNode deletes) {
+        CoreOptions core = t.coreOptions();
+        if (!core.deletionVectorsEnabled()) {
+            throw new Refusal(EXIT_UNSUPPORTED, "the table does not enable deletion vectors ('deletion-vectors.enabled')");
+        }
+        if (!t.primaryKeys().isEmpty()) {
+            throw new Refusal(EXIT_UNSUPPORTED, "deletion vectors of a primary-key table are written by its compaction, not by a delete");
+        }
+        Snapshot snapshot = t.snapshotManager().latestSnapshot();
+        IndexFileHandler handler = t.store().newIndexFileHandler();
+        java.util.Set<String> pending = new java.util.HashSet<>();
+        deletes.fieldNames().forEachRemaining(pending::add);
+        // one maintainer per partition and bucket (a bucket's files may come in several splits)
+        Map<List<Object>, BaseAppendDeleteFileMaintainer> maintainers = new java.util.LinkedHashMap<>();
+        Map<List<Object>, Integer> totalBuckets = new HashMap<>();
+        for (DataSplit s : liveSplits(t)) {
+            List<Object> key = java.util.Arrays.asList(s.partition(), s.bucket());
+            for (DataFileMeta f : s.dataFiles()) {
+                JsonNode positions = deletes.get(f.fileName());
+                if (positions == null) continue;
+                pending.remove(f.fileName());
+                BaseAppendDeleteFileMaintainer maintainer = maintainers.computeIfAbsent(key, k ->
+                        t.bucketMode() == BucketMode.BUCKET_UNAWARE
+                                ? BaseAppendDeleteFileMaintainer.forUnawareAppend(handler, snapshot, s.partition())
+                                : BaseAppendDeleteFileMaintainer.forBucketedAppend(handler, snapshot, s.partition(), s.bucket()));
+                totalBuckets.put(key, s.totalBuckets());
+                DeletionVector dv = core.deletionVectorBitmap64() ? new Bitmap64DeletionVector() : new BitmapDeletionVector();
+                for (JsonNode p : positions) dv.delete(p.asLong());
+                maintainer.notifyNewDeletionVector(f.fileName(), dv);
+            }
+        }
+        if (!pending.isEmpty()) throw new Refusal(2, "no live data file named " + pending);
+        List<CommitMessage> out = new ArrayList<>();
+        for (Map.Entry<List<Object>, BaseAppendDeleteFileMaintainer> e : maintainers.entrySet()) {
+            BaseAppendDeleteFileMaintainer maintainer = e.getValue();
+            List<IndexFileMeta> added = new ArrayList<>(), removed = new ArrayList<>();
+            for (IndexManifestEntry entry : maintainer.persist()) {
+                (entry.kind() == FileKind.ADD ? added : removed).add(entry.indexFile());
+            }
+            out.add(new CommitMessageImpl(maintainer.getPartition(), maintainer.getBucket(), totalBuckets.get(e.getKey()),
+                    new DataIncrement(java.util.Collections.emptyList(), java.util.Collections.emptyList(),
+                            java.util.Collections.emptyList(), added, removed),
+                    CompactIncrement.emptyIncrement()));
+        }
+        return out;
+    }
+
+    /** Full compaction: every bucket of every partition (append tables without buckets: all files of a
+     * partition into one, deletion vectors applied), one COMPACT commit. */
+    static void compact(FileStoreTable t, IOManager ioManager) throws Exception {
+        BatchWriteBuilder wb = t.newBatchWriteBuilder();
+        List<CommitMessage> messages = new ArrayList<>();
+        if (t.bucketMode() == BucketMode.BUCKET_UNAWARE) {
+            Map<org.apache.paimon.data.BinaryRow, List<DataFileMeta>> files = new java.util.LinkedHashMap<>();
+            java.util.Set<org.apache.paimon.data.BinaryRow> withDv = new java.util.HashSet<>();
+            for (DataSplit s : liveSplits(t)) {
+                files.computeIfAbsent(s.partition(), k -> new ArrayList<>()).addAll(s.dataFiles());
+                if (s.deletionFiles().isPresent() && s.deletionFiles().get().stream().anyMatch(d -> d != null)) withDv.add(s.partition());
+            }
+            BaseAppendFileStoreWrite write = (BaseAppendFileStoreWrite) t.store().newWrite(java.util.UUID.randomUUID().toString());
+            try {
+                for (Map.Entry<org.apache.paimon.data.BinaryRow, List<DataFileMeta>> e : files.entrySet()) {
+                    if (e.getValue().size() > 1 || withDv.contains(e.getKey())) {
+                        messages.add(new AppendCompactTask(e.getKey(), e.getValue()).doCompact(t, write));
+                    }
+                }
+            } finally {
+                write.close();
+            }
+        } else if (t.bucketMode() == BucketMode.POSTPONE_MODE) {
+            throw new Refusal(EXIT_UNSUPPORTED, "a postpone-bucket table is compacted by Paimon's postpone compaction "
+                    + "job (Flink/Spark), which assigns its buckets; the core write API has no such compaction");
+        } else {
+            java.util.Set<List<Object>> buckets = new java.util.LinkedHashSet<>();
+            for (org.apache.paimon.manifest.ManifestEntry e : t.store().newScan().plan().files()) {
+                buckets.add(java.util.Arrays.asList(e.partition(), e.bucket()));
+            }
+            try (BatchTableWrite w = wb.newWrite()) {
+                w.withIOManager(ioManager);
+                for (List<Object> b : buckets) w.compact((org.apache.paimon.data.BinaryRow) b.get(0), (Integer) b.get(1), true);
+                messages.addAll(w.prepareCommit());
+            }
+        }
+        if (messages.stream().allMatch(m -> ((CommitMessageImpl) m).isEmpty())) return; // nothing to compact: no snapshot
+        try (BatchTableCommit c = wb.newCommit()) {
+            c.commit(messages);
+        }
+    }
+
+    static void tag(FileStoreTable t, JsonNode op) {
+        String name = op.get("name").asText();
+        if (op.hasNonNull("snapshot")) t.createTag(name, op.get("snapshot").asLong());
+        else t.createTag(name);
+    }
+
+    /** A branch at a snapshot: Paimon branches from a tag, so from a tag of that snapshot if there is one,
+     * else from a new tag lakeconf-branch-base-NAME. That tag stays: main's snapshot expiration keeps the
+     * files of tagged snapshots only, so a branch whose base tag is gone loses its files when main expires. */
+    static void branch(FileStoreTable t, JsonNode op) {
+        String name = op.get("name").asText();
+        Snapshot latest = t.snapshotManager().latestSnapshot();
+        Long id = op.hasNonNull("snapshot") ? Long.valueOf(op.get("snapshot").asLong()) : latest == null ? null : latest.id();
+        if (id == null || id == 0) { // no snapshot yet: an empty branch of the schema
+            t.createBranch(name);
+            return;
+        }
+        for (Map.Entry<Snapshot, List<String>> e : t.tagManager().tags().entrySet()) {
+            if (e.getKey().id() == id) {
+                t.createBranch(name, new java.util.TreeSet<>(e.getValue()).first());
+                return;
+            }
+        }
+        String base = "lakeconf-branch-base-" + name;
+        t.createTag(base, id);
+        t.createBranch(name, base);
+    }
+
+    static void expire(FileStoreTable t, JsonNode op) {
+        int keep = op.get("retain_last").asInt();
+        // no time retention: the count alone decides, as the step asks
+        t.newExpireSnapshots().config(ExpireConfig.builder().snapshotRetainMax(keep).snapshotRetainMin(keep)
+                .snapshotTimeRetain(java.time.Duration.ZERO).snapshotMaxDeletes(Integer.MAX_VALUE).build()).expire();
+    }
+
+    /** A value of type t from its read encoding (the inverse of value()). */
+    static Object decode(JsonNode v, DataType t) {
+        if (v == null || v.isNull()) return null;
+        switch (t.getTypeRoot()) {
+            case BOOLEAN: return v.asBoolean();
+            case TINYINT: return (byte) v.asInt();
+            case SMALLINT: return (short) v.asInt();
+            case INTEGER:
+            case DATE:
+            case TIME_WITHOUT_TIME_ZONE: return v.asInt();
+            case BIGINT: return v.asLong();
+            case FLOAT: return Float.intBitsToFloat(v.asInt());
+            case DOUBLE: return Double.longBitsToDouble(v.asLong());
+            case CHAR:
+            case VARCHAR: return BinaryString.fromString(v.asText());
+            case BINARY:
+            case VARBINARY: return Base64.getDecoder().decode(v.asText());
+            case DECIMAL: {
+                DecimalType d = (DecimalType) t;
+                Decimal x = Decimal.fromBigDecimal(new java.math.BigDecimal(v.asText()), d.getPrecision(), d.getScale());
+                if (x == null) throw new Refusal(2, v.asText() + " does not fit " + t);
+                return x;
+            }
+            case TIMESTAMP_WITHOUT_TIME_ZONE:
+            case TIMESTAMP_WITH_LOCAL_TIME_ZONE: return Timestamp.fromEpochMillis(v.get(0).asLong(), v.get(1).asInt());
+            case ARRAY: {
+                DataType e = ((ArrayType) t).getElementType();
+                Object[] out = new Object[v.size()];
+                for (int i = 0; i < out.length; i++) out[i] = decode(v.get(i), e);
+                return new GenericArray(out);
+            }
+            case MAP:
+            case MULTISET: {
+                DataType kt = t instanceof MapType ? ((MapType) t).getKeyType() : ((MultisetType) t).getElementType();
+                DataType vt = t instanceof MapType ? ((MapType) t).getValueType() : new org.apache.paimon.types.IntType(false);
+                Map<Object, Object> out = new java.util.LinkedHashMap<>();
+                for (JsonNode kv : v) out.put(decode(kv.get(0), kt), decode(kv.get(1), vt));
+                return new GenericMap(out);
+            }
+            case ROW: {
+                RowType rt = (RowType) t;
+                GenericRow out = new GenericRow(rt.getFieldCount());
+                for (int i = 0; i < rt.getFieldCount(); i++) out.setField(i, decode(v.get(i), rt.getTypeAt(i)));
+                return out;
+            }
+            default:
+                throw new Refusal(EXIT_UNSUPPORTED, "paimon-java takes no " + t.getTypeRoot() + " values from the kit");
+        }
+    }
+
+    static void files(Request r) throws Exception {
+        FileStoreTable t = open(r);
+        RowType rowType = t.rowType();
+        checkTypes(rowType);
+        Snapshot latest = t.snapshotManager().latestSnapshot();
+        List<DataField> fields = rowType.getFields();
+        try (Writer w = new BufferedWriter(new OutputStreamWriter(new FileOutputStream(r.out), StandardCharsets.UTF_8), 1 << 16)) {
+            w.write("{\"type\": " + JsonSerdeUtil.toJson(rowType).replace("\n", " ")
+                    + ", \"snapshot\": " + (latest == null ? "null" : String.valueOf(latest.id())) + "}\n");
+            if (latest == null) return;
+            if (!t.primaryKeys().isEmpty()) throw new Refusal(2, "files lists the data files of append tables only");
+            StringBuilder line = new StringBuilder();
+            for (DataSplit s : liveSplits(t)) {
+                for (int i = 0; i < s.dataFiles().size(); i++) {
+                    DataFileMeta f = s.dataFiles().get(i);
+                    DeletionFile df = s.deletionFiles().isPresent() ? s.deletionFiles().get().get(i) : null;
+                    DeletionVector dv = df == null ? null : DeletionVector.read(t.fileIO(), df);
+                    // one file alone, without its deletion vector: rows in the file's own order
+                    DataSplit one = DataSplit.builder().withSnapshot(s.snapshotId()).withPartition(s.partition())
+                            .withBucket(s.bucket()).withBucketPath(s.bucketPath()).withTotalBuckets(s.totalBuckets())
+                            .withDataFiles(java.util.Collections.singletonList(f)).rawConvertible(true).build();
+                    List<String> rows = new ArrayList<>();
+                    List<Long> deleted = new ArrayList<>();
+                    try (RecordReader<InternalRow> reader = t.newReadBuilder().newRead().createReader(one)) {
+                        RecordReader.RecordIterator<InternalRow> batch;
+                        while ((batch = reader.readBatch()) != null) {
+                            InternalRow row;
+                            while ((row = batch.next()) != null) {
+                                if (dv != null && dv.isDeleted(rows.size())) deleted.add((long) rows.size());
+                                line.setLength(0);
+                                line.append('[').append(quote(row.getRowKind().shortString()));
+                                for (int k = 0; k < fields.size(); k++) {
+                                    line.append(',');
+                                    value(line, row, k, fields.get(k).type());
+                                }
+                                rows.add(line.append("]\n").toString());
+                            }
+                            batch.releaseBatch();
+                        }
+                    }
+                    w.write("{\"file\": " + quote(f.fileName()) + ", \"rows\": " + rows.size() + ", \"deleted\": " + deleted + "}\n");
+                    for (String row : rows) w.write(row);
+                }
+            }
         }
     }
 

@@ -1,4 +1,4 @@
-"""Apache Paimon's own Java implementation (``org.apache.paimon:paimon-bundle`` 1.4.2) as a reader engine.
+"""Apache Paimon's own Java implementation (``org.apache.paimon:paimon-bundle`` 1.4.2) as a reader and a writer engine.
 
 ``LakeconfPaimon.java`` reads a table through Paimon's public Java API (``FileStoreTableFactory``,
 ``table.copy`` with ``scan.snapshot-id`` / ``scan.tag-name`` / ``scan.timestamp-millis``,
@@ -24,6 +24,30 @@ plugin jar fetched on the first S3 read) in a second JVM; the endpoint and crede
 table's storage options reach it as Paimon options (``s3.endpoint``, ``s3.access-key``, ...) over the
 JVM's stdin, never on a command line.
 
+Writing (``write(table, steps)``) goes through the same JVM: each step becomes ops of the Java side's
+``write`` command (a JSON steps file: the schema as Paimon's schema JSON, rows in the read encoding
+above, so values cross losslessly both ways), run with Paimon's public write API: ``SchemaManager``
+(create, ``SchemaChange``s), ``BatchWriteBuilder`` / ``BatchTableWrite`` / ``BatchTableCommit`` (rows
+with their ``RowKind``; dynamic-bucket tables through Paimon's ``HashBucketAssigner``, as Spark's
+writer does), full compaction (``compact(partition, bucket, true)``; ``AppendCompactTask`` for
+append tables without buckets), ``createTag`` / ``createBranch`` and ``ExpireSnapshots``. What a step
+means is ``steps.py``'s:
+
+* Create: ``primary-key`` / ``partition`` options become the schema's keys (as Paimon's DDL does).
+* Append: ``files`` = N commits N files (one writer each); refused for primary-key tables, where
+  separate writers would number their sequences from the same base. Overwrite replaces the whole
+  table (``dynamic-partition-overwrite=false``), keeping its schema.
+* Delete/Update evaluate their SQL with DuckDB (pypaimon's helpers) over rows Java itself reads:
+  in a primary-key table they write -D / +U records for the matches; in an append table, deletion
+  vectors when the table enables them or ``how`` asks (``BaseAppendDeleteFileMaintainer``, merged
+  with a file's existing vector, as Spark's DELETE does; an UPDATE adds the new rows in the same
+  commit), else the files holding matches are rewritten (removed in the commit that adds their
+  other rows). Rows are located by the Java side's ``files`` command: each live file's rows in file
+  order, with the positions its deletion vector already deletes.
+* CreateRef: Paimon branches from a tag only, so a branch at a snapshot without a tag gets a base tag
+  ``lakeconf-branch-base-<branch>``, kept (main's expiry protects a branch's files only through it).
+* SetPartitioning, AddConstraint and Raw are refused (``WRITE_GAPS``).
+
 Gaps: VARIANT/BLOB/VECTOR columns (the kit has no Arrow mapping for them).
 """
 
@@ -45,7 +69,7 @@ from typing import Any, Callable, Sequence
 import pyarrow as pa
 
 from conformance.engines.base import Capabilities, Engine
-from conformance.model import TableRef
+from conformance.model import Step, TableRef
 from conformance.formats.paimon.java import jars
 
 EXIT_UNSUPPORTED = 3
@@ -56,6 +80,17 @@ JAVA_OPTIONS = ("-XX:+UseSerialGC", "-Xss16m", "-Duser.timezone=UTC", "-Dfile.en
 
 GAPS = {
     "variant": "VARIANT, BLOB and VECTOR columns have no Arrow mapping in the kit",
+}
+
+WRITE_STEPS = frozenset({
+    "Create", "Append", "Overwrite", "Delete", "Update", "SetProperties", "AddColumn", "RenameColumn", "DropColumn",
+    "ChangeColumnType", "MoveColumn", "CreateRef", "ExpireSnapshots", "Optimize", "WriteChanges",
+})
+# Steps paimon-java cannot run at all, and why (the report shows these).
+WRITE_GAPS = {
+    "SetPartitioning": "a Paimon table's partition keys are fixed at creation",
+    "AddConstraint": "Paimon has no CHECK constraints",
+    "Raw": "only the reference writer runs raw steps",
 }
 
 
@@ -226,23 +261,46 @@ def _converter(t: Any) -> Callable[[Any], Any]:
 
 def rows_to_arrow(path: str) -> tuple[pa.Table, dict, list[str]]:
     """The Java side's JSON lines as (an Arrow table of the kit's types, the header, the row kinds)."""
-    from reference_impl.paimon.types import arrow_field, parse_type
+    from reference_impl.paimon.types import parse_type
 
     with open(path, encoding="utf-8") as fh:
         header = json.loads(fh.readline())
-        row_type = parse_type(header["type"])
-        fields = list(row_type.fields)
-        convs = [_converter(f.type) for f in fields]
-        columns: list[list[Any]] = [[] for _ in fields]
-        kinds: list[str] = []
-        for n, line in enumerate(fh, 1):
-            values = json.loads(line)
-            kinds.append(values[0])
-            for f, col, conv, v in zip(fields, columns, convs, values[1:]):
-                try:
-                    col.append(conv(v))
-                except (OverflowError, ValueError) as exc:
-                    raise _conversion_error(f"row {n}, column {f.name!r} ({f.type}): {exc}") from None
+        fields = list(parse_type(header["type"]).fields)
+        table, kinds = _lines_to_arrow(fields, fh)
+    return table, header, kinds
+
+
+def _files_to_arrow(path: str) -> list[tuple[str, pa.Table, list[int]]]:
+    """The ``files`` answer: per data file (name, rows in file order, positions its deletion vector deletes)."""
+    from itertools import islice
+
+    from reference_impl.paimon.types import parse_type
+
+    out = []
+    with open(path, encoding="utf-8") as fh:
+        fields = list(parse_type(json.loads(fh.readline())["type"]).fields)
+        for line in fh:
+            meta = json.loads(line)
+            rows, _kinds = _lines_to_arrow(fields, islice(fh, meta["rows"]))
+            out.append((meta["file"], rows, list(meta["deleted"])))
+    return out
+
+
+def _lines_to_arrow(fields: list, lines) -> tuple[pa.Table, list[str]]:
+    """Row lines ``[rowKind, v1, ...]`` of ``fields`` as (an Arrow table of the kit's types, the row kinds)."""
+    from reference_impl.paimon.types import arrow_field
+
+    convs = [_converter(f.type) for f in fields]
+    columns: list[list[Any]] = [[] for _ in fields]
+    kinds: list[str] = []
+    for n, line in enumerate(lines, 1):
+        values = json.loads(line)
+        kinds.append(values[0])
+        for f, col, conv, v in zip(fields, columns, convs, values[1:]):
+            try:
+                col.append(conv(v))
+            except (OverflowError, ValueError) as exc:
+                raise _conversion_error(f"row {n}, column {f.name!r} ({f.type}): {exc}") from None
     schema = pa.schema([arrow_field(f.name, f.type) for f in fields])
     arrays = []
     for f, col, field in zip(fields, columns, schema):
@@ -250,7 +308,7 @@ def rows_to_arrow(path: str) -> tuple[pa.Table, dict, list[str]]:
             arrays.append(pa.array(col, type=field.type))
         except (OverflowError, pa.ArrowException) as exc:
             raise _conversion_error(f"column {f.name!r} ({f.type}) as {field.type}: {type(exc).__name__}: {exc}") from None
-    return pa.Table.from_arrays(arrays, schema=schema), header, kinds
+    return pa.Table.from_arrays(arrays, schema=schema), kinds
 
 
 def _conversion_error(what: str) -> Exception:
@@ -297,7 +355,8 @@ class PaimonJavaEngine(Engine):
         return None
 
     def capabilities(self) -> Capabilities:
-        return Capabilities(read=frozenset({"paimon"}), read_features={"paimon": None}, unsupported={"paimon": dict(GAPS)})
+        return Capabilities(read=frozenset({"paimon"}), write=frozenset({"paimon"}), read_features={"paimon": None},
+                            write_steps={"paimon": WRITE_STEPS}, unsupported={"paimon": {**GAPS, **WRITE_GAPS}})
 
     def start(self) -> None:
         self._ensure()
@@ -331,8 +390,8 @@ class PaimonJavaEngine(Engine):
                 server._start()
         return server
 
-    def _call(self, command: str, table: TableRef, out: str, at: int | None, timestamp: str | None,
-              ref: str | None) -> None:
+    def _call(self, command: str, table: TableRef, out: str, at: int | None = None, timestamp: str | None = None,
+              ref: str | None = None, extra: Sequence[str] = ()) -> None:
         from conformance.engines.errors import EngineError
         from reference_impl.common.timestamps import to_epoch_ms
         from reference_impl.errors import InvalidTable, Unsupported
@@ -354,6 +413,7 @@ class PaimonJavaEngine(Engine):
             args += ["--timestamp", str(to_epoch_ms(timestamp))]
         if ref is not None:
             args += ["--ref", ref]
+        args += list(extra)
         try:
             answer = self._ensure(s3=s3).request(args)
         except JvmError as exc:
@@ -363,7 +423,7 @@ class PaimonJavaEngine(Engine):
             return
         if code == EXIT_UNSUPPORTED:
             raise Unsupported(message, path=table.uri)
-        if code == EXIT_INVALID_TABLE:
+        if code == EXIT_INVALID_TABLE and command != "write":  # a write's own table is no table under test
             raise InvalidTable(message, path=table.uri)
         raise EngineError(f"paimon-java exited {code}: {message}")
 
@@ -396,6 +456,38 @@ class PaimonJavaEngine(Engine):
 
     def reproduction(self, table: TableRef, at: int | None = None) -> str | None:
         return _REPRODUCTION.replace("@AT@", repr(at))
+
+    # -- write ---------------------------------------------------------------------------------
+
+    def write(self, table: TableRef, steps: Sequence[Step]) -> None:
+        from reference_impl.errors import Unsupported
+
+        for step in steps:
+            kind = type(step).__name__
+            if kind not in WRITE_STEPS:
+                raise Unsupported(f"paimon-java cannot run a {kind} step: {WRITE_GAPS.get(kind, 'no such API')}",
+                                  feature=kind)
+        writer = _Writer(self, table)
+        for step in steps:
+            getattr(writer, "_" + type(step).__name__)(step)
+
+    def run_ops(self, table: TableRef, ops: list[dict]) -> int | None:
+        """Run write ops (the Java file's ``write`` section) in one request; the latest snapshot id after them."""
+        with tempfile.TemporaryDirectory(prefix="paimon-java-") as tmp:
+            steps, out = os.path.join(tmp, "steps.json"), os.path.join(tmp, "written.json")
+            with open(steps, "w", encoding="utf-8") as fh:
+                json.dump({"steps": ops}, fh)
+            self._call("write", table, out, extra=["--steps", steps])
+            with open(out, encoding="utf-8") as fh:
+                return json.load(fh)["snapshot"]
+
+    def data_files(self, table: TableRef) -> list[tuple[str, pa.Table, list[int]]]:
+        """An append table's live data files as Java reads them: (file name, its rows in file order with
+        no deletion vector applied, the positions its deletion vector deletes)."""
+        with tempfile.TemporaryDirectory(prefix="paimon-java-") as tmp:
+            out = os.path.join(tmp, "files.jsonl")
+            self._call("files", table, out)
+            return _files_to_arrow(out)
 
 
 # A script for a Paimon maintainer: plain Java against paimon-bundle's public API (the jars on
@@ -442,6 +534,246 @@ public class Repro {
     rows = [line.split("\\t") for line in out[1:]]
     return pa.table({n: [r[i] for r in rows] for i, n in enumerate(names)})
 '''
+
+
+# ----------------------------------------------------------------------------------------------
+# Writing: the kit's steps as the Java side's write ops
+
+
+def _float_bits(fmt_in: str, fmt_out: str) -> Callable[[Any], Any]:
+    return lambda v: None if v is None else struct.unpack(fmt_out, struct.pack(fmt_in, v))[0]
+
+
+def encode_array(arr: pa.Array | pa.ChunkedArray) -> list[Any]:
+    """The values of an Arrow array in the read encoding (the Java file's header), by the Arrow type:
+    the Java side decodes them by the table's Paimon type, so the two only need to agree on the encoding."""
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    t = arr.type
+    if pa.types.is_timestamp(t):  # [epoch millis, nano of millisecond], floored as Paimon's Timestamp is
+        per_ms = {"s": None, "ms": 1, "us": 1000, "ns": 1_000_000}[t.unit]
+        ints = arr.cast(pa.int64()).to_pylist()
+        if per_ms is None:
+            return [None if v is None else [v * 1000, 0] for v in ints]
+        return [None if v is None else [v // per_ms, (v % per_ms) * (1_000_000 // per_ms)] for v in ints]
+    if pa.types.is_date32(t):
+        return arr.cast(pa.int32()).to_pylist()
+    if pa.types.is_time(t):  # Paimon keeps TIME as milliseconds of the day
+        ints = arr.cast(pa.int64() if pa.types.is_time64(t) else pa.int32()).to_pylist()
+        scale = {"s": -1000, "ms": 1, "us": 1000, "ns": 1_000_000}[t.unit]
+        return [None if v is None else (v * -scale if scale < 0 else v // scale) for v in ints]
+    if pa.types.is_float32(t):
+        return list(map(_float_bits("<f", "<i"), arr.to_pylist()))
+    if pa.types.is_float64(t):
+        return list(map(_float_bits("<d", "<q"), arr.to_pylist()))
+    if pa.types.is_decimal(t):
+        return [None if v is None else format(v, "f") for v in arr.to_pylist()]
+    if pa.types.is_binary(t) or pa.types.is_large_binary(t) or pa.types.is_fixed_size_binary(t):
+        return [None if v is None else base64.b64encode(v).decode("ascii") for v in arr.to_pylist()]
+    if pa.types.is_map(t) or pa.types.is_list(t) or pa.types.is_large_list(t):
+        # offsets index the whole child array, so a sliced array decodes right too
+        if pa.types.is_map(t):
+            child = [list(kv) for kv in zip(encode_array(arr.keys), encode_array(arr.items))]
+        else:
+            child = encode_array(arr.values)
+        offsets, valid = arr.offsets.to_pylist(), arr.is_valid().to_pylist()
+        return [child[offsets[i]:offsets[i + 1]] if valid[i] else None for i in range(len(arr))]
+    if pa.types.is_struct(t):
+        children = [encode_array(c) for c in arr.flatten()]
+        valid = arr.is_valid().to_pylist()
+        return [[c[i] for c in children] if valid[i] else None for i in range(len(arr))]
+    if pa.types.is_boolean(t) or pa.types.is_integer(t) or pa.types.is_string(t) or pa.types.is_large_string(t):
+        return arr.to_pylist()
+    from reference_impl.errors import Unsupported
+
+    raise Unsupported(f"paimon-java writes no Arrow {t} values", feature=f"arrow-type:{t}")
+
+
+def encode_rows(rows: pa.Table, kinds: Sequence[str] | None = None) -> tuple[list[str], list[list[Any]]]:
+    """(column names, rows ``[rowKind, v1, ...]``) of an Arrow table (every row ``+I`` unless ``kinds``)."""
+    columns = [encode_array(c) for c in rows.columns]
+    kinds = list(kinds) if kinds is not None else ["+I"] * rows.num_rows
+    return rows.column_names, [[kind, *values] for kind, *values in zip(kinds, *columns)]
+
+
+def _paimon_type_json(t: pa.DataType, nullable: bool, ids: list[int]) -> Any:
+    """Paimon's schema JSON of an Arrow type. Nested ROW field ids are placeholders from ``ids``: Paimon's
+    ``Schema`` builder and ``SchemaManager`` (AddColumn) reassign them above the table's highest id."""
+    from reference_impl.paimon.types import to_json
+    from reference_impl.paimon.writer import paimon_type
+
+    return to_json(paimon_type(t, nullable, ids))
+
+
+_FILE, _POS = "_lakeconf_file", "_lakeconf_pos"  # columns the append-table deletes carry along
+
+
+class _Writer:
+    """Turns each step into Java write ops (``run_ops``); deletes and updates read the table first
+    (through Java itself) and evaluate the SQL with DuckDB, as the pypaimon writer does."""
+
+    def __init__(self, engine: "PaimonJavaEngine", table: TableRef) -> None:
+        self.engine, self.table = engine, table
+
+    def _run(self, *ops: dict) -> None:
+        self.engine.run_ops(self.table, list(ops))
+
+    def _facts(self) -> dict:
+        return self.engine.describe(self.table)
+
+    def _write_op(self, rows: pa.Table, kinds: Sequence[str] | None = None, **extra: Any) -> dict:
+        columns, encoded = encode_rows(rows, kinds)
+        return {"op": "write", "columns": columns, "chunks": [encoded], **extra}
+
+    # -- create and schema ---------------------------------------------------------------------
+
+    def _Create(self, step) -> None:
+        from conformance.model import parse_partition_expr
+        from reference_impl.errors import Unsupported
+
+        if step.features:
+            raise Unsupported(f"Paimon has no table features to enable besides options ({', '.join(step.features)})",
+                              feature=step.features[0])
+        options = {k: str(v) for k, v in step.properties.items()}
+        # Paimon's DDL takes the keys as options too; they become the schema's keys, not options
+        primary = [c.strip() for c in options.pop("primary-key", "").split(",") if c.strip()]
+        partition = [c.strip() for c in options.pop("partition", "").split(",") if c.strip()]
+        for expr in step.partition_by:
+            transform, column, _param = parse_partition_expr(expr)
+            if transform != "identity":
+                raise Unsupported(f"Paimon partitions by column values, not by {expr!r}", feature="partition-transform")
+            if column not in partition:
+                partition.append(column)
+        ids = [len(step.schema) - 1]
+        fields = [{"name": f.name, "type": _paimon_type_json(f.type, f.nullable, ids)} for f in step.schema]
+        self._run({"op": "create", "fields": fields, "partition_keys": partition, "primary_keys": primary,
+                   "options": options})
+
+    def _schema(self, *changes: dict) -> None:
+        self._run({"op": "schema", "changes": list(changes)})
+
+    def _SetProperties(self, step) -> None:
+        self._schema(*[{"set_option": [k, str(v)]} for k, v in step.properties.items()])
+
+    def _AddColumn(self, step) -> None:
+        added = _paimon_type_json(step.field.type, True, [10_000])
+        self._schema({"add_column": {"name": step.field.name, "type": added}})
+
+    def _RenameColumn(self, step) -> None:
+        self._schema({"rename_column": [step.old, step.new]})
+
+    def _DropColumn(self, step) -> None:
+        self._schema({"drop_column": step.name})
+
+    def _ChangeColumnType(self, step) -> None:
+        self._schema({"update_column_type": {"name": step.name, "type": _paimon_type_json(step.type, True, [10_000])}})
+
+    def _MoveColumn(self, step) -> None:
+        self._schema({"move": {"name": step.name, "after": step.after}})
+
+    # -- data ----------------------------------------------------------------------------------
+
+    def _Append(self, step) -> None:
+        from reference_impl.errors import Unsupported
+
+        columns, encoded = encode_rows(step.rows)
+        if step.files > 1 and self._facts()["primary_keys"]:
+            raise Unsupported(
+                "paimon-java cannot split one commit of a primary-key table over several files: its batch writer "
+                "rolls files by size only, and separate writers would number their sequences from the same base",
+                feature="files")
+        per = max(1, -(-len(encoded) // max(step.files, 1)))
+        chunks = [encoded[i:i + per] for i in range(0, len(encoded), per)] or [encoded]
+        self._run({"op": "write", "columns": columns, "chunks": chunks, "branch": step.branch})
+
+    def _Overwrite(self, step) -> None:
+        from reference_impl.errors import Unsupported
+
+        have = self.engine.read(self.table, at=0).column_names  # the latest schema, no rows
+        if step.rows.column_names != have:
+            raise Unsupported("Paimon's INSERT OVERWRITE keeps the table schema; it cannot replace it "
+                              f"({have} -> {step.rows.column_names})", feature="overwrite-schema")
+        self._run(self._write_op(step.rows, overwrite=True))
+
+    def _WriteChanges(self, step) -> None:
+        self._run(self._write_op(step.rows, step.kinds))
+
+    def _Delete(self, step) -> None:
+        self._change(step.where, None, step.how)
+
+    def _Update(self, step) -> None:
+        self._change(step.where, {k: str(v) for k, v in step.set.items()}, None)
+
+    def _change(self, where: str, assignments: dict[str, str] | None, how: str | None) -> None:
+        """A DELETE (``assignments`` None) or an UPDATE: -D / +U records in a primary-key table; in an
+        append table deletion vectors where the table enables them (or ``how`` asks), else a rewrite
+        of the files holding matches."""
+        from conformance.formats.paimon.engines.pypaimon import _matching, _updated
+        from reference_impl.errors import Unsupported
+
+        facts = self._facts()
+        if facts["primary_keys"]:
+            if how is not None:
+                raise Unsupported(f"a primary-key table deletes by -D records, not by {how}", feature=how)
+            matched = _matching(self.engine.read(self.table), where)
+            if not matched.num_rows:
+                return  # nothing matches: no commit
+            if assignments is None:
+                self._run(self._write_op(matched, ["-D"] * matched.num_rows))
+                return
+            fixed = (set(facts["primary_keys"]) | set(facts["partition_keys"])) & set(assignments)
+            if fixed:
+                raise Unsupported(f"updating key or partition columns {sorted(fixed)} would move rows to other keys",
+                                  feature="update-key")
+            self._run(self._write_op(_updated(matched, assignments), ["+U"] * matched.num_rows))
+            return
+        if how not in (None, "copy-on-write", "deletion-vectors"):
+            raise Unsupported(f"Paimon append tables delete by rewriting files or by deletion vectors, not {how}",
+                              feature=how)
+        dv_table = str(facts["options"].get("deletion-vectors.enabled", "")).lower() == "true"
+        use_dv = how == "deletion-vectors" or (how is None and dv_table)
+        live = []
+        for name, rows, deleted in self.engine.data_files(self.table):
+            gone = set(deleted)
+            keep = [i for i in range(rows.num_rows) if i not in gone]
+            rows = rows.append_column(_FILE, pa.array([name] * rows.num_rows, pa.string()))
+            rows = rows.append_column(_POS, pa.array(range(rows.num_rows), pa.int64()))
+            live.append(rows.take(pa.array(keep, pa.int64())))
+        if not live:
+            return
+        current = pa.concat_tables(live)
+        matched = _matching(current, where)
+        if not matched.num_rows:
+            return
+        names = [c for c in current.column_names if c not in (_FILE, _POS)]
+        new_rows = _updated(matched.select(names), assignments) if assignments is not None else None
+        if use_dv:
+            deletes: dict[str, list[int]] = {}
+            for name, pos in zip(matched.column(_FILE).to_pylist(), matched.column(_POS).to_pylist()):
+                deletes.setdefault(name, []).append(pos)
+            op = self._write_op(new_rows) if new_rows is not None else {"op": "write", "columns": [], "chunks": []}
+            self._run({**op, "dv_deletes": deletes})
+            return
+        # copy-on-write: the touched files go, their other rows (and the updated ones) come back in new files
+        touched = sorted(set(matched.column(_FILE).to_pylist()))
+        hit = set(zip(matched.column(_FILE).to_pylist(), matched.column(_POS).to_pylist()))
+        files, positions = current.column(_FILE).to_pylist(), current.column(_POS).to_pylist()
+        stay = [i for i, (f, p) in enumerate(zip(files, positions)) if f in touched and (f, p) not in hit]
+        rest = current.take(pa.array(stay, pa.int64())).select(names)
+        if new_rows is not None:
+            rest = pa.concat_tables([rest, new_rows.cast(rest.schema)])
+        self._run(self._write_op(rest, drop_files=touched))
+
+    # -- maintenance and refs ------------------------------------------------------------------
+
+    def _Optimize(self, step) -> None:
+        self._run({"op": "compact"})
+
+    def _ExpireSnapshots(self, step) -> None:
+        self._run({"op": "expire", "retain_last": step.retain_last})
+
+    def _CreateRef(self, step) -> None:
+        self._run({"op": step.kind, "name": step.name, "snapshot": step.version})
 
 
 # ----------------------------------------------------------------------------------------------

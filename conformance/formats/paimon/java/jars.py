@@ -59,9 +59,12 @@ JARS: tuple[Jar, ...] = (
 )
 
 # Paimon's S3 FileIO (a plugin jar with its own shaded hadoop-aws and AWS SDK), fetched only when a
-# table in S3 is read.
+# table in S3 is used; FileIO.copyFile, which object stores use (branches copy tag, snapshot and
+# schema files), streams through commons-io, which paimon-bundle does not carry (local disk copies
+# with java.nio).
 S3_JARS: tuple[Jar, ...] = (
     Jar("org.apache.paimon", "paimon-s3", PAIMON_VERSION, "1059dd75a9781ad48734548766d0fe222b16780a"),
+    Jar("commons-io", "commons-io", "2.16.1", "377d592e740dc77124e0901291dbfaa6810a200e"),
 )
 
 
