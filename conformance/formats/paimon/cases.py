@@ -650,6 +650,19 @@ case(
     expected=[Expected(rows=rows(pa.schema([("id", pa.int32()), ("total", pa.int64())]), (1, 4), (2, 5)))],
 )
 
+SUM = pa.schema([pa.field("id", pa.int32(), nullable=False), ("total", pa.int64())])
+case(
+    "merge-aggregation-lone-retraction",
+    "aggregation: a key whose only record is a -U still aggregates (sum retracts from nothing: -3).",
+    rules=("PAIMON-DATA-003", "PAIMON-DATA-004"),
+    steps=[Create(schema=SUM, properties=pk("id", merge_engine="aggregation", **{"fields.total.aggregate-function": "sum"})),
+           WriteChanges(rows=rows(SUM, (1, 10), (2, 3)), kinds=("+I", "-U"))],
+    expected=[Expected(rows=rows(SUM, (1, 10), (2, -3)))],
+    notes="Paimon's current Java source merges every key of an aggregation table through AggregateMergeFunction, "
+          "a key with a single record too (ReducerMergeFunctionWrapper), and its result is an INSERT; sum's "
+          "retract of 3 from a null accumulator is -3 (FieldSumAgg).",
+)
+
 case(
     "merge-first-row",
     "first-row: the first record of a key wins; level-0 files are invisible until compacted.",

@@ -54,7 +54,7 @@ FINDINGS: tuple[Finding, ...] = (
     Finding(
         id="pypaimon-aggregation-retract-unsupported",
         engines=_PY_READERS,
-        cases=("paimon/merge-aggregation-retract",),
+        cases=("paimon/merge-aggregation-retract", "paimon/merge-aggregation-lone-retraction"),
         status="unsupported",
         pattern=r"does not yet implement retract",
         cause=("pypaimon 2.1.0's aggregation merge refuses -U/-D records ('AggregateMergeFunction received a -U row; "
@@ -207,6 +207,25 @@ FINDINGS: tuple[Finding, ...] = (
         section="spec/datafile.md; Parquet LogicalTypes (TIMESTAMP)",
         upstream="engine bug",
         versions={"paimon-java": _JAVA},
+    ),
+    Finding(
+        id="readers-drop-a-lone-retraction-of-an-aggregation-key",
+        engines=("paimon-java", "pypaimon-rust"),
+        cases=("paimon/merge-aggregation-lone-retraction",),
+        status="fail",
+        pattern=r"1 expected row\(s\) missing, 0 unexpected row\(s\)",
+        cause=("On an aggregation table, a key whose only record is a retraction (-U) disappears: Paimon 1.4.2's "
+               "ReducerMergeFunctionWrapper hands a key with a single record back unmerged, so the record keeps its -U "
+               "kind and the read drops it as a deletion; paimon-rust 0.4.0 reads it the same way."),
+        spec=("Paimon's current Java source supports the reference, a disagreement between Paimon releases: "
+              "ReducerMergeFunctionWrapper now sends every record of an aggregation table through "
+              "AggregateMergeFunction, a lone one too, and its result is an INSERT of the aggregated row (sum "
+              "retracting 3 from nothing gives -3). The docs define the aggregation result per key, not per number "
+              "of records; dropping the key loses the retraction's effect."),
+        rules=("PAIMON-DATA-003", "PAIMON-DATA-004"),
+        section="primary-key-table/merge-engine/aggregation; ReducerMergeFunctionWrapper [code]",
+        upstream="engine bug",
+        versions={"paimon-java": _JAVA, "pypaimon-rust": _PAIMON_RUST},
     ),
     # ---------------------------------------------------------------- Spark 3.5 with paimon-spark-3.5 0.9.0
     Finding(

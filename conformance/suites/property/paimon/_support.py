@@ -1,4 +1,5 @@
-"""Shared bits of the Paimon model-based suites: reading a table three ways and comparing rows to a model."""
+"""Shared bits of the Paimon model-based suites: reading a table three ways (reference, pypaimon, Paimon's Java
+core) and comparing rows to a model."""
 
 from __future__ import annotations
 
@@ -31,6 +32,33 @@ def pypaimon_read(path: str, at: int | None = None) -> pa.Table:
     from conformance.model import TableRef
 
     return PyPaimonEngine().read(TableRef(format="paimon", uri=path), at=at)
+
+
+_JAVA: list = []  # [engine or None, why not]: one JVM serves every read of the test process
+
+
+def java_engine():
+    """(Paimon's Java core as the kit's ``paimon-java`` engine, None) or (None, the reason it cannot run here)."""
+    if not _JAVA:
+        import atexit
+
+        from conformance.formats.paimon.java.engine import PaimonJavaEngine
+
+        engine = PaimonJavaEngine()
+        reason = engine.available()
+        if reason is None:
+            atexit.register(engine.close)
+        _JAVA.extend([None if reason else engine, reason])
+    return _JAVA[0], _JAVA[1]
+
+
+def java_read(path: str, at: int | None = None) -> pa.Table | None:
+    """Paimon's Java core's read of the table at ``path`` (its own time travel); None where Java cannot run
+    here (``test_java_runs_here`` reports why)."""
+    from conformance.model import TableRef
+
+    engine, _ = java_engine()
+    return None if engine is None else engine.read(TableRef(format="paimon", uri=path), at=at)
 
 
 def violations(path: str) -> list[str]:
