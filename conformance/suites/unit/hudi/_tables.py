@@ -1,0 +1,209 @@
+"""Small Hudi tables built from bytes for the reader tests: hoodie.properties, timeline files, Parquet base files with
+meta columns (pyarrow), log files (``reference_impl.hudi.logfile``'s writer), commit / rollback / compaction metadata."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+from typing import Any, Iterable, Mapping, Sequence
+
+import fastavro
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from reference_impl.hudi import logfile as LF
+from reference_impl.hudi import naming as N
+from reference_impl.hudi.properties import write_properties
+from reference_impl.storage import LocalStorage
+
+META = ("_hoodie_commit_time", "_hoodie_commit_seqno", "_hoodie_record_key", "_hoodie_partition_path",
+        "_hoodie_file_name")
+DATA_FIELDS = [{"name": "id", "type": ["null", "string"], "default": None},
+               {"name": "ts", "type": ["null", "long"], "default": None},
+               {"name": "name", "type": ["null", "string"], "default": None},
+               {"name": "part", "type": ["null", "string"], "default": None}]
+TABLE_SCHEMA = json.dumps({"type": "record", "name": "t_record", "namespace": "hoodie.t", "fields": DATA_FIELDS})
+LOG_SCHEMA = json.dumps({"type": "record", "name": "t_record", "namespace": "hoodie.t", "fields":
+                         [{"name": m, "type": ["null", "string"], "default": None} for m in META] + DATA_FIELDS})
+ARROW = pa.schema([pa.field(m, pa.string()) for m in META] + [pa.field("id", pa.string()), pa.field("ts", pa.int64()),
+                                                                  pa.field("name", pa.string()),
+                                                                  pa.field("part", pa.string())])
+TOKEN = "0-1-1"
+P1 = "part=p1"
+
+
+def fid(n: int) -> str:
+    return f"0000000{n}-aaaa-bbbb-cccc-dddddddddddd-0"
+
+
+class Table:
+    """A table under construction in a temporary directory."""
+
+    def __init__(self, root: str, *, version: int = 8, table_type: str = "MERGE_ON_READ", ordering: str | None = "ts",
+                 merge_mode: str | None = None, payload: str | None = None, extra: Mapping[str, str] | None = None):
+        self.root, self.version = str(root), version
+        self.storage = LocalStorage(self.root)
+        props = {"hoodie.table.name": "t", "hoodie.table.type": table_type, "hoodie.table.version": str(version),
+                 "hoodie.timeline.layout.version": "2" if version >= 8 else "1",
+                 "hoodie.table.recordkey.fields": "id", "hoodie.table.partition.fields": "part",
+                 "hoodie.datasource.write.hive_style_partitioning": "true"}
+        if ordering:
+            props["hoodie.table.ordering.fields" if version >= 9 else "hoodie.table.precombine.field"] = ordering
+        if merge_mode:
+            props["hoodie.record.merge.mode"] = merge_mode
+        if payload:
+            props["hoodie.compaction.payload.class"] = payload
+        props.update(extra or {})
+        self.timeline_dir = os.path.join(self.root, ".hoodie", "timeline" if version >= 8 else "")
+        os.makedirs(self.timeline_dir, exist_ok=True)
+        self.put(".hoodie/hoodie.properties", write_properties(props))
+        self.partitions: set[str] = set()
+
+    # -- files ---------------------------------------------------------------------------------
+
+    def put(self, rel: str, data: bytes) -> str:
+        full = os.path.join(self.root, rel)
+        os.makedirs(os.path.dirname(full), exist_ok=True)
+        with open(full, "wb") as fh:
+            fh.write(data)
+        return rel
+
+    def partition(self, part: str) -> None:
+        if part not in self.partitions:
+            self.partitions.add(part)
+            self.put(f"{part}/.hoodie_partition_metadata" if part else ".hoodie_partition_metadata",
+                     N.format_partition_metadata(N.PartitionMetadata(commit_time="20260101000000000",
+                                                                     partition_depth=part.count("/") + 1)))
+
+    @staticmethod
+    def row(key: str, ts: int | None, name: str, commit: str, *, part: str = "p1", file_name: str = "",
+            seq: int = 0) -> dict:
+        return {"_hoodie_commit_time": commit, "_hoodie_commit_seqno": f"{commit}_0_{seq}", "_hoodie_record_key": key,
+                "_hoodie_partition_path": f"part={part}", "_hoodie_file_name": file_name, "id": key, "ts": ts,
+                "name": name, "part": part}
+
+    def base(self, part: str, file_id: str, instant: str, rows: Sequence[Mapping[str, Any]]) -> str:
+        """A Parquet base file with meta columns."""
+        self.partition(part)
+        name = N.format_base_file_name(file_id, TOKEN, instant)
+        rows = [dict(r, _hoodie_file_name=name) for r in rows]
+        buf = io.BytesIO()
+        pq.write_table(pa.Table.from_pylist(rows, schema=ARROW), buf)
+        return self.put(f"{part}/{name}", buf.getvalue())
+
+    def log(self, part: str, file_id: str, instant: str, blocks: Iterable[bytes], *, version: int = 1,
+            token: str = TOKEN) -> str:
+        """A log file of framed blocks."""
+        self.partition(part)
+        name = N.format_log_file_name(file_id, instant, version, token)
+        return self.put(f"{part}/{name}", b"".join(blocks))
+
+    @staticmethod
+    def data_block(instant: str, rows: Sequence[Mapping[str, Any]]) -> bytes:
+        return LF.avro_data_block(rows, LOG_SCHEMA, instant_time=instant)
+
+    @staticmethod
+    def parquet_block(instant: str, rows: Sequence[Mapping[str, Any]]) -> bytes:
+        content = LF.encode_parquet_content(pa.Table.from_pylist(list(rows), schema=ARROW))
+        return LF.parquet_data_block(content, LOG_SCHEMA, instant_time=instant)
+
+    @staticmethod
+    def delete_block(instant: str, keys: Sequence[tuple[str, Any, str | None]], part: str = P1) -> bytes:
+        recs = [LF.DeleteRecord(record_key=k, partition_path=part, ordering_value=v, ordering_type=t)
+                for k, v, t in keys]
+        return LF.delete_block(recs, instant_time=instant, schema_json=LOG_SCHEMA)
+
+    # -- timeline ------------------------------------------------------------------------------
+
+    def _name(self, instant: str, action: str, state: str, completion: str | None) -> str:
+        if state == "requested":
+            return f"{instant}.{action}.requested"
+        if state == "inflight":
+            return f"{instant}.inflight" if action == "commit" else f"{instant}.{action}.inflight"
+        return f"{instant}_{completion}.{action}" if self.version >= 8 else f"{instant}.{action}"
+
+    def _tl(self, name: str, data: bytes = b"") -> None:
+        with open(os.path.join(self.timeline_dir, name), "wb") as fh:
+            fh.write(data)
+
+    def pending(self, instant: str, action: str = "deltacommit", *, inflight: bool = True,
+                plan: bytes = b"") -> None:
+        """A requested (and inflight) instant."""
+        self._tl(self._name(instant, action, "requested", None), plan)
+        if inflight:
+            self._tl(self._name(instant, action, "inflight", None))
+
+    def commit(self, instant: str, completion: str | None = None, *, action: str | None = None,
+               files: Sequence[tuple[str, str, str]] = (), replaced: Mapping[str, Sequence[str]] | None = None,
+               schema: str | None = TABLE_SCHEMA, requested_as: str | None = None) -> None:
+        """A completed write with JSON commit metadata; ``files`` = (partition, fileId, path) write stats."""
+        action = action or ("deltacommit" if "MERGE_ON_READ" in self._props() else "commit")
+        stats: dict[str, list] = {}
+        for part, f, path in files:
+            stats.setdefault(part, []).append({"fileId": f, "path": path, "prevCommit": "null", "numWrites": 1,
+                                               "partitionPath": part})
+        meta: dict[str, Any] = {"partitionToWriteStats": stats, "compacted": False,
+                                "extraMetadata": {"schema": schema} if schema else {}, "operationType": "UPSERT"}
+        if replaced is not None:
+            meta["partitionToReplaceFileIds"] = {k: list(v) for k, v in replaced.items()}
+        self._tl(self._name(instant, requested_as or action, "requested", None))
+        self._tl(self._name(instant, requested_as or action, "inflight", None))
+        self._tl(self._name(instant, action, "completed", completion or instant), json.dumps(meta).encode())
+
+    def _props(self) -> str:
+        with open(os.path.join(self.root, ".hoodie", "hoodie.properties")) as fh:
+            return fh.read()
+
+    def rollback(self, instant: str, completion: str | None, target: str, target_action: str = "deltacommit") -> None:
+        """A completed rollback of ``target`` (Avro HoodieRollbackMetadata, the fields a reader uses)."""
+        schema = {"type": "record", "name": "HoodieRollbackMetadata", "fields": [
+            {"name": "startRollbackTime", "type": "string"},
+            {"name": "commitsRollback", "type": {"type": "array", "items": "string"}},
+            {"name": "totalFilesDeleted", "type": "int"},
+            {"name": "partitionMetadata", "type": {"type": "map", "values": {
+                "type": "record", "name": "P", "fields": [{"name": "partitionPath", "type": "string"}]}}},
+            {"name": "instantsRollback", "type": {"type": "array", "items": {
+                "type": "record", "name": "I", "fields": [{"name": "commitTime", "type": "string"},
+                                                          {"name": "action", "type": "string"}]}}}]}
+        rec = {"startRollbackTime": instant, "commitsRollback": [target], "totalFilesDeleted": 0,
+               "partitionMetadata": {}, "instantsRollback": [{"commitTime": target, "action": target_action}]}
+        self._tl(self._name(instant, "rollback", "requested", None))
+        self._tl(self._name(instant, "rollback", "inflight", None))
+        self._tl(self._name(instant, "rollback", "completed", completion or instant), avro_file(schema, rec))
+
+    def compaction_plan(self, instant: str, groups: Sequence[tuple[str, str]], *, complete: str | None = None) -> None:
+        """A compaction of ``groups`` ((partition, fileId)): pending, or completed as ``commit`` at ``complete``."""
+        schema = {"type": "record", "name": "HoodieCompactionPlan", "fields": [
+            {"name": "operations", "type": {"type": "array", "items": {
+                "type": "record", "name": "Op", "fields": [{"name": "fileId", "type": "string"},
+                                                           {"name": "partitionPath", "type": "string"}]}}}]}
+        self._tl(f"{instant}.compaction.requested",
+                 avro_file(schema, {"operations": [{"fileId": f, "partitionPath": p} for p, f in groups]}))
+        self._tl(f"{instant}.compaction.inflight")
+        if complete is not None:
+            meta = {"partitionToWriteStats": {}, "compacted": True, "extraMetadata": {"schema": TABLE_SCHEMA},
+                    "operationType": "COMPACT"}
+            self._tl(self._name(instant, "commit", "completed", complete), json.dumps(meta).encode())
+
+    def clean(self, instant: str, completion: str | None, earliest_to_retain: str) -> None:
+        schema = {"type": "record", "name": "HoodieCleanMetadata", "fields": [
+            {"name": "startCleanTime", "type": "string"}, {"name": "timeTakenInMillis", "type": "long"},
+            {"name": "totalFilesDeleted", "type": "int"}, {"name": "earliestCommitToRetain", "type": "string"},
+            {"name": "partitionMetadata", "type": {"type": "map", "values": "string"}}]}
+        rec = {"startCleanTime": instant, "timeTakenInMillis": 1, "totalFilesDeleted": 0,
+               "earliestCommitToRetain": earliest_to_retain, "partitionMetadata": {}}
+        self._tl(self._name(instant, "clean", "requested", None))
+        self._tl(self._name(instant, "clean", "inflight", None))
+        self._tl(self._name(instant, "clean", "completed", completion or instant), avro_file(schema, rec))
+
+
+def avro_file(schema: Mapping[str, Any], record: Mapping[str, Any]) -> bytes:
+    buf = io.BytesIO()
+    fastavro.writer(buf, fastavro.parse_schema(dict(schema)), [dict(record)])
+    return buf.getvalue()
+
+
+def t(n: int) -> str:
+    """Instant time number ``n`` (17 digits)."""
+    return f"202601010000{n:05d}"
