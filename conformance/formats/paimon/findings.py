@@ -210,13 +210,13 @@ FINDINGS: tuple[Finding, ...] = (
     ),
     Finding(
         id="readers-drop-a-lone-retraction-of-an-aggregation-key",
-        engines=("paimon-java", "pypaimon-rust"),
+        engines=("paimon-java", "pypaimon-rust", "spark-3.5"),
         cases=("paimon/merge-aggregation-lone-retraction",),
         status="fail",
         pattern=r"1 expected row\(s\) missing, 0 unexpected row\(s\)",
         cause=("On an aggregation table, a key whose only record is a retraction (-U) disappears: Paimon 1.4.2's "
                "ReducerMergeFunctionWrapper hands a key with a single record back unmerged, so the record keeps its -U "
-               "kind and the read drops it as a deletion; paimon-rust 0.4.0 reads it the same way."),
+               "kind and the read drops it as a deletion; paimon-rust 0.4.0 and paimon-spark 0.9.0 read it the same way."),
         spec=("Paimon's current Java source supports the reference, a disagreement between Paimon releases: "
               "ReducerMergeFunctionWrapper now sends every record of an aggregation table through "
               "AggregateMergeFunction, a lone one too, and its result is an INSERT of the aggregated row (sum "
@@ -225,7 +225,7 @@ FINDINGS: tuple[Finding, ...] = (
         rules=("PAIMON-DATA-003", "PAIMON-DATA-004"),
         section="primary-key-table/merge-engine/aggregation; ReducerMergeFunctionWrapper [code]",
         upstream="engine bug",
-        versions={"paimon-java": _JAVA, "pypaimon-rust": _PAIMON_RUST},
+        versions={"paimon-java": _JAVA, "pypaimon-rust": _PAIMON_RUST, "spark-3.5": "paimon-spark 0.9.0"},
     ),
     # ---------------------------------------------------------------- Spark 3.5 with paimon-spark-3.5 0.9.0
     Finding(
@@ -364,6 +364,60 @@ FINDINGS: tuple[Finding, ...] = (
         section="spec/schema.md; primary-key-table/merge-engine/overview",
         upstream="engine bug",
         versions={"pypaimon-rust": _PAIMON_RUST},
+    ),
+    Finding(
+        id="pypaimon-rust-misreads-avro-files-of-a-nullable-record",
+        engines=("pypaimon-rust",),
+        writers=("spark-3.5",),
+        cases=("paimon/file-format-avro",),
+        status="error",
+        pattern=r"Column '\w+' is declared as non-nullable but contains null values",
+        cause=("pypaimon-rust 0.4.0 fails on the Avro data files paimon-spark 0.9.0 writes, whose schema is a "
+               "[\"null\", record] union (AvroSchemaConverter's nullable row type): 'Failed to build Avro RecordBatch: "
+               "Column 'id' is declared as non-nullable but contains null values'; it decodes the union's records as "
+               "nulls."),
+        spec=("The files are valid and Java reads them: the union's record branch holds every row, and no row is null. "
+              "The reference reads them (it also did not, until this finding's cells showed it)."),
+        rules=("PAIMON-DATA-007", "PAIMON-SCHEMA-007"),
+        section="spec/datafile.md; Paimon AvroSchemaConverter [code]",
+        upstream="engine bug",
+        versions={"pypaimon-rust": _PAIMON_RUST},
+    ),
+    Finding(
+        id="paimon-spark-0-9-truncates-nanosecond-timestamps",
+        engines=("spark-3.5",),
+        writers=("paimon-java",),
+        cases=("paimon/types-timestamp-ltz",),
+        status="fail",
+        pattern=r"\.789123456\)\n\+ .*\.789123000\)",
+        cause=("paimon-spark-3.5 0.9.0 reads the TIMESTAMP(9) WITH LOCAL TIME ZONE values Paimon's Java core 1.4.2 "
+               "writes (INT96) truncated to microseconds (.789123456 -> .789123000): Spark's timestamp type holds "
+               "microseconds, and the read says nothing of the lost digits."),
+        spec=("The spec supports the file: TIMESTAMP(9) keeps nanoseconds (PAIMON-SCHEMA-017). A reader that cannot "
+              "hold them should refuse, as paimon-spark does for INT64 nanosecond columns "
+              "(paimon-spark-0-9-cannot-read-int64-nanosecond-timestamps), not return other values."),
+        rules=("PAIMON-SCHEMA-017",),
+        section="spec/schema.md (TIMESTAMP)",
+        upstream="engine limitation",
+        versions={"spark-3.5": "paimon-spark 0.9.0"},
+    ),
+    Finding(
+        id="paimon-spark-0-9-fails-on-java-1-4-timestamps",
+        engines=("spark-3.5",),
+        writers=("paimon-java",),
+        cases=("paimon/types-timestamp-precisions",),
+        status="error",
+        pattern=r"Caused by: java\.lang\.IllegalArgumentException",
+        cause=("paimon-spark-3.5 0.9.0 fails with a bare IllegalArgumentException (no message) reading the table of "
+               "TIMESTAMP(0), (3), (6) and (9) columns that Paimon's Java core 1.4.2 writes; the same table written by "
+               "the reference or pypaimon is refused cleanly (INT64 nanoseconds). Which column trips it is not "
+               "isolated yet."),
+        spec=("Not a verdict on the table: Java and the reference read it to the expected rows. A crash of the reader "
+              "across releases (0.9 reading 1.4's files), to be narrowed to its column."),
+        rules=("PAIMON-SCHEMA-017",),
+        section="spec/schema.md (TIMESTAMP); spec/datafile.md",
+        upstream="engine bug",
+        versions={"spark-3.5": "paimon-spark 0.9.0"},
     ),
     # ---------------------------------------------------------------- pypaimon as a writer (the validator)
     Finding(
