@@ -47,15 +47,17 @@ schema manager (``commit_changes`` with ``SchemaChange``s). What a step maps to 
 
 from __future__ import annotations
 
-import datetime as _dt
 import uuid
 from typing import Any, Sequence
 
 import pyarrow as pa
 
-from conformance.engines._common import local_path, missing_module, package_version, parse_timestamp, s3_config
+from conformance.engines._common import missing_module, package_version, s3_config
 from conformance.engines.base import Capabilities, Engine
 from conformance.engines.errors import ErrorPatterns, refusals
+from conformance.formats.paimon.engines._common import invalid as _invalid
+from conformance.formats.paimon.engines._common import location, timestamp_ms
+from conformance.formats.paimon.engines._common import unsupported as _unsupported
 from conformance.model import Step, TableRef, parse_partition_expr
 
 FORMAT = "paimon"
@@ -91,29 +93,12 @@ _ROWKIND_GAP = ("pypaimon 2.1.0 writes row kinds only from the table's 'rowkind.
 _TMP_TAG = "lakeconf-branch-base-"
 
 
-def _unsupported(message: str, feature: str | None = None):
-    from reference_impl.errors import Unsupported
-
-    return Unsupported(message, feature=feature)
-
-
-def _invalid(message: str, rule: str | None = None):
-    from reference_impl.errors import InvalidTable
-
-    return InvalidTable(message, rule=rule)
 
 
 # ----------------------------------------------------------------------------------------------
 # Opening tables
 # ----------------------------------------------------------------------------------------------
 
-
-def location(table: TableRef) -> str:
-    """The table directory as pypaimon takes it: a plain absolute path locally, the URI on S3."""
-    import os
-
-    path = local_path(table.uri)
-    return os.path.abspath(path) if path is not None else table.uri.rstrip("/")
 
 
 def file_io_options(table: TableRef) -> dict[str, str]:
@@ -161,10 +146,6 @@ def open_table(table: TableRef, branch: str | None = None):
     return FileStoreTable(file_io, Identifier.create("default", "table", branch=branch), location(table), schema)
 
 
-def _timestamp_ms(text: str) -> int:
-    value = parse_timestamp(text)
-    return int((value - _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)) // _dt.timedelta(milliseconds=1))
-
 
 def select(table: TableRef, *, at: int | None = None, timestamp: str | None = None, ref: str | None = None):
     """(pypaimon table to scan, whether it has no snapshot to read) for a read at a version, a
@@ -177,7 +158,7 @@ def select(table: TableRef, *, at: int | None = None, timestamp: str | None = No
             return base, True
         return base.copy({"scan.snapshot-id": str(at)}), False
     if timestamp is not None:
-        return base.copy({"scan.timestamp-millis": str(_timestamp_ms(timestamp))}), False
+        return base.copy({"scan.timestamp-millis": str(timestamp_ms(timestamp))}), False
     if ref is not None:
         if base.tag_manager().tag_exists(ref):
             return base.copy({"scan.tag-name": ref}), False

@@ -35,14 +35,15 @@ every other error is a ``ValueError`` whose words decide.
 
 from __future__ import annotations
 
-import datetime as _dt
 from typing import Any, Sequence
 
 import pyarrow as pa
 
-from conformance.engines._common import local_path, missing_module, package_version, parse_timestamp, s3_config
+from conformance.engines._common import local_path, missing_module, package_version, s3_config
 from conformance.engines.base import Capabilities, Engine
 from conformance.engines.errors import ErrorPatterns, refusals
+from conformance.formats.paimon.engines._common import invalid as _invalid
+from conformance.formats.paimon.engines._common import location, timestamp_ms
 from conformance.model import TableRef
 
 FORMAT = "paimon"
@@ -62,29 +63,12 @@ PAIMON_RUST = ErrorPatterns(
     ),
 )
 
-def _unsupported(message: str, feature: str | None = None):
-    from reference_impl.errors import Unsupported
-
-    return Unsupported(message, feature=feature)
-
-
-def _invalid(message: str, rule: str | None = None):
-    from reference_impl.errors import InvalidTable
-
-    return InvalidTable(message, rule=rule)
 
 
 # ----------------------------------------------------------------------------------------------
 # Opening tables
 # ----------------------------------------------------------------------------------------------
 
-
-def location(table: TableRef) -> str:
-    """The table directory as paimon-rust takes it: an absolute path locally, the URI on S3."""
-    import os
-
-    path = local_path(table.uri)
-    return os.path.abspath(path) if path is not None else table.uri.rstrip("/")
 
 
 def file_io_options(table: TableRef) -> dict[str, str]:
@@ -134,10 +118,6 @@ def open_table(table: TableRef, branch: str = MAIN):
     return Table.from_resolved_schema(location(table), text, branch=branch, options=file_io_options(table))
 
 
-def _timestamp_ms(text: str) -> int:
-    value = parse_timestamp(text)
-    return int((value - _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)) // _dt.timedelta(milliseconds=1))
-
 
 def select(table: TableRef, *, at: int | None = None, timestamp: str | None = None, ref: str | None = None):
     """(paimon-rust table, its time-travel read options, whether the read is "before the first
@@ -150,7 +130,7 @@ def select(table: TableRef, *, at: int | None = None, timestamp: str | None = No
             return tbl, {}, True
         return tbl, {"scan.snapshot-id": str(at)}, False
     if timestamp is not None:
-        return tbl, {"scan.timestamp-millis": str(_timestamp_ms(timestamp))}, False
+        return tbl, {"scan.timestamp-millis": str(timestamp_ms(timestamp))}, False
     if ref is not None and ref != MAIN:
         if ref in {t.name() for t in tbl.list_tags()}:
             return tbl, {"scan.tag-name": ref}, False

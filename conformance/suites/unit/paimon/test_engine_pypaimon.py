@@ -19,7 +19,6 @@ import shutil
 import pyarrow as pa
 import pytest
 
-from conformance.compare import compare
 from conformance.model import (
     AddColumn, Append, ChangeColumnType, Create, CreateRef, Delete, DropColumn, ExpireSnapshots, MoveColumn,
     Optimize, Overwrite, RenameColumn, SetPartitioning, SetProperties, TableRef, Update,
@@ -34,22 +33,7 @@ from reference_impl.paimon import table as TB  # noqa: E402
 from reference_impl.paimon.validate import validate_table  # noqa: E402
 
 ENGINE = PyPaimonEngine()
-KEYED = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("v", pa.string()), pa.field("op", pa.string())])
-PLAIN = pa.schema([pa.field("id", pa.int64()), pa.field("v", pa.string())])
-PARTED = pa.schema([pa.field("id", pa.int64()), pa.field("v", pa.string()), pa.field("d", pa.string())])
-
-
-def ref(path) -> TableRef:
-    return TableRef(format="paimon", uri=str(path))
-
-
-def same(got: pa.Table, want: pa.Table) -> None:
-    c = compare(got, want)
-    assert c.equal, c.diff
-
-
-def plain(ids, vs) -> pa.Table:
-    return pa.table({"id": ids, "v": vs}, schema=PLAIN)
+from conformance.suites.unit.paimon._engine_tables import KEYED, PARTED, PLAIN, plain, ref, same  # noqa: E402
 
 
 # ----------------------------------------------------------------------------------------------
