@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
-from conformance.model import Step
+from conformance.model import Create, Step, parse_partition_expr
 
 # The row kinds, spelled as Paimon's RowKind.shortString() spells them; the byte value is the index.
 ROW_KINDS = ("+I", "-U", "+U", "-D")
@@ -39,3 +39,26 @@ class WriteChanges(Step):
         bad = sorted(set(self.kinds) - set(ROW_KINDS))
         if bad:
             raise ValueError(f"unknown row kinds {bad}: use {', '.join(ROW_KINDS)}")
+
+
+def table_keys(step: Create) -> tuple[dict[str, str], list[str], list[str]]:
+    """A Create step the Paimon way: (table options, primary keys, partition keys).
+
+    Paimon's DDL takes ``primary-key`` and ``partition`` as options; they become the schema's keys and
+    are not kept as options. ``partition_by`` adds plain columns; Paimon has no table features and no
+    partition transforms, so either is refused as unsupported."""
+    from reference_impl.errors import Unsupported
+
+    if step.features:
+        raise Unsupported(f"Paimon has no table features to enable besides options ({', '.join(step.features)})",
+                          feature=step.features[0])
+    options = {k: str(v) for k, v in step.properties.items()}
+    primary = [c.strip() for c in options.pop("primary-key", "").split(",") if c.strip()]
+    partition = [c.strip() for c in options.pop("partition", "").split(",") if c.strip()]
+    for expr in step.partition_by:
+        transform, column, _param = parse_partition_expr(expr)
+        if transform != "identity":
+            raise Unsupported(f"Paimon partitions by column values, not by {expr!r}", feature="partition-transform")
+        if column not in partition:
+            partition.append(column)
+    return options, primary, partition

@@ -58,7 +58,8 @@ from conformance.engines.errors import ErrorPatterns, refusals
 from conformance.formats.paimon.engines._common import invalid as _invalid
 from conformance.formats.paimon.engines._common import location, timestamp_ms
 from conformance.formats.paimon.engines._common import unsupported as _unsupported
-from conformance.model import Step, TableRef, parse_partition_expr
+from conformance.formats.paimon.steps import table_keys
+from conformance.model import Step, TableRef
 
 FORMAT = "paimon"
 MAIN = "main"
@@ -400,18 +401,7 @@ class _Writer:
         from pypaimon import Schema
         from pypaimon.schema.schema_manager import SchemaManager
 
-        if step.features:
-            raise _unsupported(f"Paimon has no table features to enable besides options ({', '.join(step.features)})",
-                               step.features[0])
-        options = {k: str(v) for k, v in step.properties.items()}
-        primary = [c.strip() for c in options.pop("primary-key", "").split(",") if c.strip()]
-        partition = [c.strip() for c in options.pop("partition", "").split(",") if c.strip()]
-        for expr in step.partition_by:
-            transform, column, _param = parse_partition_expr(expr)
-            if transform != "identity":
-                raise _unsupported(f"Paimon partitions by column values, not by {expr!r}", "partition-transform")
-            if column not in partition:
-                partition.append(column)
+        options, primary, partition = table_keys(step)
         schema = Schema.from_pyarrow_schema(step.schema, partition_keys=partition or None,
                                             primary_keys=primary or None, options=options)
         SchemaManager(_file_io(self.table), location(self.table)).create_table(schema)

@@ -628,22 +628,9 @@ class _Writer:
     # -- create and schema ---------------------------------------------------------------------
 
     def _Create(self, step) -> None:
-        from conformance.model import parse_partition_expr
-        from reference_impl.errors import Unsupported
+        from conformance.formats.paimon.steps import table_keys
 
-        if step.features:
-            raise Unsupported(f"Paimon has no table features to enable besides options ({', '.join(step.features)})",
-                              feature=step.features[0])
-        options = {k: str(v) for k, v in step.properties.items()}
-        # Paimon's DDL takes the keys as options too; they become the schema's keys, not options
-        primary = [c.strip() for c in options.pop("primary-key", "").split(",") if c.strip()]
-        partition = [c.strip() for c in options.pop("partition", "").split(",") if c.strip()]
-        for expr in step.partition_by:
-            transform, column, _param = parse_partition_expr(expr)
-            if transform != "identity":
-                raise Unsupported(f"Paimon partitions by column values, not by {expr!r}", feature="partition-transform")
-            if column not in partition:
-                partition.append(column)
+        options, primary, partition = table_keys(step)
         ids = [len(step.schema) - 1]
         fields = [{"name": f.name, "type": _paimon_type_json(f.type, f.nullable, ids)} for f in step.schema]
         self._run({"op": "create", "fields": fields, "partition_keys": partition, "primary_keys": primary,

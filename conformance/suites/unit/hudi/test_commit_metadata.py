@@ -14,6 +14,7 @@ import json
 import fastavro
 import pytest
 
+from conformance.suites.unit._errors import raises
 from reference_impl.errors import InvalidTable, Unsupported
 from reference_impl.hudi import commit_metadata as M
 from reference_impl.hudi import timeline as T
@@ -119,14 +120,6 @@ def as_json(record):
             s.update({"totalLogRecords": 0, "totalLogBlocks": 0, "cdcStats": None, "tempPath": None,
                       "runtimeStats": {"totalScanTime": 0, "totalUpsertTime": 177, "totalCreateTime": 0}})
     return json.dumps(node, indent=2).encode()
-
-
-def raises(kind, rule_id, fragment, fn, /, *args, **kw):
-    with pytest.raises(kind) as info:
-        fn(*args, **kw)
-    assert info.value.rule == rule_id, info.value
-    assert fragment in str(info.value), str(info.value)
-    return info.value
 
 
 # --- commit metadata ----------------------------------------------------------------------------

@@ -11,6 +11,7 @@ import zlib
 import pytest
 
 from conformance.roundtrip import assert_roundtrip
+from conformance.suites.unit._errors import raises
 from reference_impl.errors import InvalidTable, Unsupported
 from reference_impl.hudi import properties as P
 from reference_impl.storage import LocalStorage
@@ -43,14 +44,6 @@ hoodie.table.base.file.format=PARQUET
 """
 
 BASE = {P.NAME: "t", P.TYPE: "MERGE_ON_READ", P.VERSION: "8", P.TIMELINE_LAYOUT_VERSION: "2"}
-
-
-def raises(kind, rule_id, fragment, fn, /, *args, **kw):
-    with pytest.raises(kind) as info:
-        fn(*args, **kw)
-    assert info.value.rule == rule_id, info.value
-    assert fragment in str(info.value), str(info.value)
-    return info.value
 
 
 def config(**overrides):

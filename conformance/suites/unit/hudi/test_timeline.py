@@ -12,6 +12,7 @@ import json
 
 import pytest
 
+from conformance.suites.unit._errors import raises
 from reference_impl.errors import InvalidTable, Unsupported
 from reference_impl.hudi import properties as P
 from reference_impl.hudi import timeline as T
@@ -36,14 +37,6 @@ V6_COW_NAMES = [
     "20261126110731551.clean", "20261126110731551.clean.inflight", "20261126110731551.clean.requested",
     "hoodie.properties", ".20261126110729843.commit.crc", ".aux", ".temp", ".schema", "history", "metadata",
 ]
-
-
-def raises(kind, rule_id, fragment, fn, /, *args, **kw):
-    with pytest.raises(kind) as info:
-        fn(*args, **kw)
-    assert info.value.rule == rule_id, info.value
-    assert fragment in str(info.value), str(info.value)
-    return info.value
 
 
 def cfg(version: int, **extra: str) -> P.TableConfig:

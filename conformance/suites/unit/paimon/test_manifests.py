@@ -16,6 +16,7 @@ import json
 import fastavro
 import pytest
 
+from conformance.suites.unit._errors import raises
 from reference_impl.common import bounded
 from reference_impl.errors import InvalidTable, Unsupported
 from reference_impl.paimon import layout as L
@@ -25,14 +26,6 @@ from reference_impl.storage import LocalStorage
 
 EMPTY_ROW = bytes(12)  # the serialized empty BinaryRow (PAIMON-ROW-036)
 U = "51c16f7b-421c-4bc0-80a0-17677f343358"
-
-
-def raises(kind, rule_id, fragment, fn, /, *args, **kw):
-    with pytest.raises(kind) as info:
-        fn(*args, **kw)
-    assert info.value.rule == rule_id, info.value
-    assert fragment in str(info.value), str(info.value)
-    return info.value
 
 
 # --- pypaimon-written tables --------------------------------------------------------------------

@@ -12,6 +12,7 @@ import json
 import pytest
 
 from conformance.roundtrip import assert_roundtrip
+from conformance.suites.unit._errors import raises
 from reference_impl.errors import InvalidTable, Unsupported
 from reference_impl.paimon import layout as L
 from reference_impl.paimon import schema as SC
@@ -36,14 +37,6 @@ def schema(**changes):
 
 def rules(violations):
     return sorted(v.rule for v in violations)
-
-
-def raises(kind, rule_id, fragment, fn, /, *args, **kw):
-    with pytest.raises(kind) as info:
-        fn(*args, **kw)
-    assert info.value.rule == rule_id, info.value
-    assert fragment in str(info.value), str(info.value)
-    return info.value
 
 
 # --- pypaimon-written schemas -------------------------------------------------------------------

@@ -13,6 +13,7 @@ import json
 import pytest
 
 from conformance.roundtrip import assert_roundtrip
+from conformance.suites.unit._errors import raises
 from reference_impl.errors import InvalidTable, Unsupported
 from reference_impl.paimon import layout as L
 from reference_impl.paimon import snapshot as S
@@ -21,14 +22,6 @@ from reference_impl.storage import LocalStorage
 MIN_SNAPSHOT = {"version": 3, "id": 1, "schemaId": 0, "baseManifestList": "manifest-list-a-0",
                 "deltaManifestList": "manifest-list-a-1", "commitUser": "u", "commitIdentifier": 1,
                 "commitKind": "APPEND", "timeMillis": 1000, "totalRecordCount": 0, "deltaRecordCount": 0}
-
-
-def raises(kind, rule_id, fragment, fn, /, *args, **kw):
-    with pytest.raises(kind) as info:
-        fn(*args, **kw)
-    assert info.value.rule == rule_id, info.value
-    assert fragment in str(info.value), str(info.value)
-    return info.value
 
 
 def write_snapshots(root, times=(1000, 2000, 3000), *, layout=L.MAIN, latest=True):
