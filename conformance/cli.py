@@ -457,7 +457,8 @@ def _verification_run(args: argparse.Namespace, findings: list, V) -> dict:
     store = _open_run_store(args.store, out)
     try:
         doc = run(cases, [e for e in engines if e.name in wanted], store=store, progress=not args.quiet,
-                  isolate=True, timeout=args.timeout).document if cases else {"results": [], "engines": [],
+                  isolate=True, timeout=args.timeout,
+                  cells_of=V.cells_needed(cells, args.store, names)).document if cases else {"results": [], "engines": [],
                                                                            "writer_checks": []}
         if built:
             only = [e for e in load_engines(None) if e.name in writers and e.name != "reference"]

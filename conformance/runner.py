@@ -40,7 +40,7 @@ import threading
 import time
 import weakref
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Mapping, Sequence, TextIO
+from typing import Any, Callable, Collection, Iterable, Mapping, Sequence, TextIO
 
 from conformance.compare import compare
 from conformance.engines.base import REF_TRAVEL, TIME_TRAVEL, TIMESTAMP_TRAVEL, Engine
@@ -488,6 +488,7 @@ def run(
     timeout: float | None = None,
     builders: Sequence[Engine] = (),
     serial: bool = False,
+    cells_of: Callable[[Case], tuple[Collection[str], Collection[str]]] | None = None,
 ) -> RunOutcome:
     """Build and read every case with every engine; return the results document.
 
@@ -496,7 +497,9 @@ def run(
     rebuild run in-process. ``builders``: engines used only to write (not read), e.g. the
     reference writer when the selected engines are all readers. Each engine works in its own
     lane (``Lane``), engines side by side; ``serial`` runs everything in this thread instead, in
-    plan order. The results come out in plan order either way.
+    plan order. The results come out in plan order either way. ``cells_of``: a case's (writer names,
+    reader names) when only those cells are wanted (``lakeconf findings verify`` replays the cells its
+    entries name, not every engine pair of their cases).
     """
     run_started = time.perf_counter()
     if store.s3_config is not None:
@@ -544,6 +547,12 @@ def run(
     for case in cases:
         case_writers = [w for w in writers if case.format in caps(w).write and (case.writers is None or w.name in case.writers)]
         case_readers = [r for r in readers if case.format in caps(r).read]
+        if cells_of is not None:
+            want_writers, want_readers = cells_of(case)
+            case_writers = [w for w in case_writers if w.name in want_writers]
+            case_readers = [r for r in case_readers if r.name in want_readers]
+            if not case_writers or not case_readers:
+                continue
         plan.append((case, case_writers, case_readers))
     total = sum(max(len(ws), 1) * len(rs) * len(c.expected) for c, ws, rs in plan)
     bar = Progress(total, stream=progress_stream, enabled=progress)

@@ -164,6 +164,25 @@ def selection(findings: Sequence[Finding], store: str, available: Iterable[str])
     return patterns, sorted(wanted)
 
 
+def cells_needed(findings: Sequence[Finding], store: str, available: Iterable[str]):
+    """A case's (writer names, reader names) that ``findings`` cover on ``store``: the cells a verify run
+    needs (``run(cells_of=...)``), so a glob entry for one reader does not replay its cases for every reader."""
+    names = set(available)
+    live = [f for f in findings if f.status != "violation" and any(fnmatch.fnmatchcase(store, s) for s in f.stores)]
+
+    def cells_of(case) -> tuple[set[str], set[str]]:
+        writers: set[str] = set()
+        readers: set[str] = set()
+        for f in live:
+            if not any(fnmatch.fnmatchcase(case.id, p) for p in f.cases):
+                continue
+            writers |= {n for n in names if any(fnmatch.fnmatchcase(n, w) for w in f.writers)}
+            readers |= names if f.engines == ("*",) else set(f.engines) & names
+        return writers, readers
+
+    return cells_of
+
+
 def render(verdicts: Sequence[Verdict]) -> str:
     """One line per entry, grouped by outcome, and a summary line."""
     order = {"gone": 0, "drifted": 1, "unreachable": 2, "reproduced": 3}

@@ -326,3 +326,25 @@ def test_verify_tells_reproduced_gone_drifted_and_unreachable():
     got = {v.finding.id: v.outcome for v in judge([reproduced, gone, drifted, elsewhere, offline], rows, "local", engines)}
     assert got == {"reproduced": "reproduced", "gone": "gone", "drifted": "drifted", "s3-only": "unreachable",
                    "offline": "unreachable"}
+
+
+def test_verify_replays_only_the_cells_its_entries_name():
+    from types import SimpleNamespace
+
+    from conformance.findings.verify import cells_needed
+
+    one_reader = Finding(id="r", engines=("alpha",), cases=("delta/*",), status="fail", cause="c", spec="s",
+                         rules=("DELTA-LOG-001",), section="s")
+    one_writer = Finding(id="w", engines=("*",), cases=("delta/x",), status="error", cause="c", spec="s",
+                         rules=("DELTA-LOG-001",), section="s", writers=("spark",))
+    on_s3 = Finding(id="s", engines=("beta",), cases=("delta/y",), status="error", cause="c", spec="s",
+                    rules=("DELTA-LOG-001",), section="s", stores=("minio",))
+    names = ["reference", "alpha", "beta", "spark"]
+    cells_of = cells_needed([one_reader, one_writer, on_s3], "local", names)
+    # a glob entry for one reader replays its cases for that reader only, from every writer
+    assert cells_of(SimpleNamespace(id="delta/z")) == (set(names), {"alpha"})
+    # a writer-side entry: every reader, of that writer's tables
+    assert cells_of(SimpleNamespace(id="delta/x")) == (set(names), set(names))
+    # an entry of another store needs nothing here
+    assert cells_of(SimpleNamespace(id="delta/y")) == (set(names), {"alpha"})
+    assert cells_of(SimpleNamespace(id="iceberg/a")) == (set(), set())
