@@ -174,6 +174,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         outcome = run(
             cases, engines, store=store, progress=not args.quiet, isolate=not args.in_process,
             commands=args.engine_cmd or (), timeout=args.timeout, builders=builders, serial=args.serial,
+            validate_apart=True,
         )
     finally:
         store.close()  # stops a MinIO started for the run (its data goes with it)

@@ -475,6 +475,42 @@ class Lane:
             self._thread.join()
 
 
+class ValidatorProcess:
+    """``writer_checks.validate`` in one spawned process (started on first use).
+
+    The validator is pure Python, and so are most builders, which run in this process: apart, the two
+    do not take turns on one interpreter lock. If the process dies, the table in hand and every later
+    one are validated here instead (slower, never lost).
+    """
+
+    def __init__(self) -> None:
+        self._pool: Any = None
+        self._broken = False
+
+    def validate(self, table: TableRef) -> list[dict[str, str]]:
+        from conformance.writer_checks import validate
+
+        if self._broken:
+            return validate(table)
+        from concurrent.futures.process import BrokenProcessPool
+
+        try:
+            if self._pool is None:
+                import multiprocessing
+                from concurrent.futures import ProcessPoolExecutor
+
+                # spawn, not fork: this process holds JVM and engine threads that a fork would copy mid-flight
+                self._pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"))
+            return self._pool.submit(validate, table).result()
+        except BrokenProcessPool:
+            self._broken = True
+            return validate(table)
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+
+
 def run(
     cases: Sequence[Case],
     engines: Sequence[Engine],
@@ -489,6 +525,7 @@ def run(
     builders: Sequence[Engine] = (),
     serial: bool = False,
     cells_of: Callable[[Case], tuple[Collection[str], Collection[str]]] | None = None,
+    validate_apart: bool = False,
 ) -> RunOutcome:
     """Build and read every case with every engine; return the results document.
 
@@ -499,7 +536,9 @@ def run(
     lane (``Lane``), engines side by side; ``serial`` runs everything in this thread instead, in
     plan order. The results come out in plan order either way. ``cells_of``: a case's (writer names,
     reader names) when only those cells are wanted (``lakeconf findings verify`` replays the cells its
-    entries name, not every engine pair of their cases).
+    entries name, not every engine pair of their cases). ``validate_apart``: the reference validator runs
+    in a process of its own (``ValidatorProcess``), so its pure-Python work does not hold this
+    interpreter's lock while the builders (also Python, in this process) work.
     """
     run_started = time.perf_counter()
     if store.s3_config is not None:
@@ -519,6 +558,7 @@ def run(
     lanes = {e.name: Lane(e, serial=serial, errors=errors, pending=pending) for e in everyone}
     # The reference validator judges each built table in a lane of its own, beside the reads.
     validator = Lane(None, serial=serial, errors=errors, pending=pending, name="validator")
+    apart = ValidatorProcess() if validate_apart and not serial else None
     writer_checks: list[tuple[tuple[int, int], dict[str, Any]]] = []
     for lane in lanes.values():
         try:
@@ -618,7 +658,8 @@ def run(
 
     def check_job(order: tuple[int, int], case: Case, writer: Engine, table: TableRef) -> Callable[[], None]:
         def job() -> None:
-            entry = check_writer(case, writer.name, table, store=store.name, writer_version=_version_of(writer))
+            entry = check_writer(case, writer.name, table, store=store.name, writer_version=_version_of(writer),
+                                 validate_fn=apart.validate if apart is not None else None)
             if entry is not None:
                 with lock:
                     writer_checks.append((order, entry))
@@ -669,6 +710,8 @@ def run(
         for lane in lanes.values():
             lane.stop()
         validator.stop()
+        if apart is not None:
+            apart.close()
         for worker in workers.values():
             worker.close()
     if errors:

@@ -23,7 +23,7 @@ reader cell does.
 from __future__ import annotations
 
 import time
-from typing import Any, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 from conformance.model import Case, TableRef
 
@@ -101,15 +101,17 @@ def judged(fmt: str) -> bool:
     return any(f.name == fmt for f in formats.all_formats())
 
 
-def check(case: Case, writer: str, table: TableRef, *, store: str, writer_version: str | None = None) -> dict[str, Any] | None:
+def check(case: Case, writer: str, table: TableRef, *, store: str, writer_version: str | None = None,
+          validate_fn: Callable[[TableRef], list[dict[str, str]]] | None = None) -> dict[str, Any] | None:
     """The results.json ``writer_checks`` entry of ``writer``'s build of ``case`` (None: no reference
-    validator for the format, nothing to judge)."""
+    validator for the format, nothing to judge). ``validate_fn`` runs ``validate`` elsewhere (the run's
+    validator process)."""
     if not judged(case.format):
         return None
     entry: dict[str, Any] = {"case": case.id, "format": case.format, "writer": writer, "store": store}
     started = time.perf_counter()
     try:
-        found = validate(table)
+        found = (validate_fn or validate)(table)
     except Exception as exc:  # noqa: BLE001 - a validator that cannot judge is recorded, never fatal to the run
         entry |= {"status": "error", "seconds": round(time.perf_counter() - started, 3),
                   "message": _short(f"{type(exc).__name__}: {exc}"), "violations": [], "missing": []}
