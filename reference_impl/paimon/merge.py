@@ -16,7 +16,12 @@ ascending by default; a null sorts first, as Java's record comparator puts it), 
   ``fields.default-aggregate-function``, else ``last_non_null_value``); retractions go to the
   functions that support them (sum, product, collect, merge_map, last_value, last_non_null_value),
   others need ``fields.<f>.ignore-retract``; ``aggregation.remove-record-on-delete`` makes a
-  ``-D`` remove the row.
+  ``-D`` remove the row, and a table that sets it together with ``fields.<f>.ignore-retract`` on one
+  of its columns is invalid (Paimon refuses it: ``conflicting_options``, PAIMON-SCHEMA-010).
+
+A record after a ``-D`` that removed the row starts the row afresh ("remove the whole row"), as
+the engines' docs say; Paimon 1.4.1+ keeps the ``-D`` record's values as the state it builds on
+(finding paimon-java-remove-record-on-delete-keeps-deleted-values).
 
 ``rowkind.field`` takes the kind from a column (``+I``, ``-U``, ``+U``, ``-D``) instead of
 ``_VALUE_KIND``; ``ignore-delete`` (and its older per-engine spellings) drops every retraction.
@@ -95,6 +100,11 @@ class MergeSpec:
         ignore = _true(options, "ignore-delete", f"{engine}.ignore-delete")
         remove = _true(options, "partial-update.remove-record-on-delete") if engine == "partial-update" else \
             _true(options, "aggregation.remove-record-on-delete") if engine == "aggregation" else False
+        if engine == "aggregation":
+            conflicts = conflicting_options(options, columns)
+            if conflicts:
+                raise InvalidTable(f"{conflicts[0]}: Paimon refuses an aggregation table with both",
+                                   rule="PAIMON-SCHEMA-010")
         return cls(
             engine=engine, key=tuple(key), columns=tuple(columns), sequence_fields=seq,
             sequence_descending=order == "descending", rowkind_field=rowkind, ignore_delete=ignore,
@@ -104,6 +114,18 @@ class MergeSpec:
                              if f"fields.{c}.list-agg-delimiter" in options},
             distinct=frozenset(c for c in columns if _true(options, f"fields.{c}.distinct")),
         )
+
+
+def conflicting_options(options: Mapping[str, str], columns: Sequence[str]) -> list[str]:
+    """Why an aggregation table's options conflict, one message per column: ``aggregation.remove-record-on-delete``
+    with ``fields.<f>.ignore-retract`` on a column ``f`` of the table. Paimon builds every column's aggregator
+    through ``FieldAggregatorFactory.create``, which refuses the pair ("have conflicting behavior so should not be
+    enabled at the same time", since the option was introduced, apache/paimon #5360), so no Paimon engine reads
+    or writes such a table; a column the table does not have conflicts with nothing."""
+    if not _true(options, "aggregation.remove-record-on-delete"):
+        return []
+    return [f"aggregation.remove-record-on-delete and fields.{c}.ignore-retract are both set"
+            for c in columns if _true(options, f"fields.{c}.ignore-retract")]
 
 
 # ----------------------------------------------------------------------------------------------
@@ -386,4 +408,4 @@ AGGREGATORS: dict[str, Aggregator] = {
 }
 
 
-__all__ = ["MergeSpec", "merge", "ordered", "AGGREGATORS", "ENGINES", "SEQUENCE_NUMBER", "VALUE_KIND"]
+__all__ = ["MergeSpec", "conflicting_options", "merge", "ordered", "AGGREGATORS", "ENGINES", "SEQUENCE_NUMBER", "VALUE_KIND"]

@@ -622,6 +622,22 @@ case(
     expected=[Expected(rows=rows(PU, (2, "b", 2, 2.0)))],
 )
 
+case(
+    "merge-partial-update-reinsert-after-delete",
+    "partial-update with partial-update.remove-record-on-delete: a key inserted again after its -D starts afresh.",
+    rules=("PAIMON-DATA-003", "PAIMON-DATA-004"),
+    steps=[Create(schema=PU, properties=pk("id", merge_engine="partial-update",
+                                            **{"partial-update.remove-record-on-delete": "true"})),
+           Append(rows=rows(PU, (1, "a", 1, 1.0), (2, "b", 2, 2.0))),
+           WriteChanges(rows=rows(PU, (1, "a", 1, 1.0)), kinds=("-D",)),
+           WriteChanges(rows=rows(PU, (1, None, 10, None)), kinds=("+I",))],
+    expected=[Expected(version=2, rows=rows(PU, (2, "b", 2, 2.0))),
+              Expected(rows=rows(PU, (1, None, 10, None), (2, "b", 2, 2.0)))],
+    notes="The -D carries the deleted row's values, as a DELETE statement writes it. The option 'removes the whole "
+          "row' (docs primary-key-table/merge-engine/partial-update), so the later +I is the first record of a new "
+          "row: its null columns stay null. Paimon 1.4.1+ builds on the -D's values instead (a, 10, 1.0).",
+)
+
 AGG = pa.schema([pa.field("id", pa.int32(), nullable=False), ("total", pa.int64()), ("peak", pa.int32()),
                  ("low", pa.float64()), ("last", pa.string()), ("note", pa.string())])
 case(
@@ -661,6 +677,23 @@ case(
     notes="Paimon's current Java source merges every key of an aggregation table through AggregateMergeFunction, "
           "a key with a single record too (ReducerMergeFunctionWrapper), and its result is an INSERT; sum's "
           "retract of 3 from a null accumulator is -3 (FieldSumAgg).",
+)
+
+SUM_NOTE = pa.schema([pa.field("id", pa.int32(), nullable=False), ("total", pa.int64()), ("note", pa.string())])
+case(
+    "merge-aggregation-reinsert-after-delete",
+    "aggregation with aggregation.remove-record-on-delete: a key inserted again after its -D aggregates afresh.",
+    rules=("PAIMON-DATA-003", "PAIMON-DATA-004"),
+    steps=[Create(schema=SUM_NOTE, properties=pk("id", merge_engine="aggregation", **{
+               "fields.total.aggregate-function": "sum", "aggregation.remove-record-on-delete": "true"})),
+           Append(rows=rows(SUM_NOTE, (1, 10, "x"), (2, 5, "y"))),
+           WriteChanges(rows=rows(SUM_NOTE, (1, 10, "x")), kinds=("-D",)),
+           WriteChanges(rows=rows(SUM_NOTE, (1, 3, None)), kinds=("+I",))],
+    expected=[Expected(version=2, rows=rows(SUM_NOTE, (2, 5, "y"))),
+              Expected(rows=rows(SUM_NOTE, (1, 3, None), (2, 5, "y")))],
+    notes="The option 'removes the whole row' when a -D arrives (CoreOptions aggregation.remove-record-on-delete), "
+          "so the later +I is aggregated from nothing: sum 3, and note (last_non_null_value) stays null. "
+          "Paimon 1.4.1+ aggregates onto the -D's values instead (total 13, note 'x').",
 )
 
 case(

@@ -39,7 +39,7 @@ FINDINGS: tuple[Finding, ...] = (
     Finding(
         id="pypaimon-partial-update-remove-on-delete-unsupported",
         engines=_PY_READERS,
-        cases=("paimon/merge-partial-update-remove-on-delete",),
+        cases=("paimon/merge-partial-update-remove-on-delete", "paimon/merge-partial-update-reinsert-after-delete"),
         status="unsupported",
         pattern=r"partial-update\.remove-record-on-delete",
         cause=("pypaimon 2.1.0 refuses to read a partial-update table with partial-update.remove-record-on-delete "
@@ -54,13 +54,16 @@ FINDINGS: tuple[Finding, ...] = (
     Finding(
         id="pypaimon-aggregation-retract-unsupported",
         engines=_PY_READERS,
-        cases=("paimon/merge-aggregation-retract", "paimon/merge-aggregation-lone-retraction"),
+        cases=("paimon/merge-aggregation-retract", "paimon/merge-aggregation-lone-retraction",
+               "paimon/merge-aggregation-reinsert-after-delete"),
         status="unsupported",
-        pattern=r"does not yet implement retract",
+        pattern=r"does not yet implement retract|does not yet implement: aggregation\.remove-record-on-delete",
         cause=("pypaimon 2.1.0's aggregation merge refuses -U/-D records ('AggregateMergeFunction received a -U row; "
-               "the aggregation merge engine does not yet implement retract')."),
+               "the aggregation merge engine does not yet implement retract'), and refuses a table with "
+               "aggregation.remove-record-on-delete outright ('options that pypaimon does not yet implement')."),
         spec=("The documented semantics support the reference: sum (and the other retractable aggregators) subtract "
-              "a retracted value (docs primary-key-table/merge-engine/aggregation, 'Retraction'). A declared gap."),
+              "a retracted value (docs primary-key-table/merge-engine/aggregation, 'Retraction'), and with "
+              "aggregation.remove-record-on-delete a -D removes the row (CoreOptions). A declared gap."),
         rules=("PAIMON-DATA-003",),
         section="primary-key-table/merge-engine/aggregation",
         upstream="engine limitation",
@@ -226,6 +229,31 @@ FINDINGS: tuple[Finding, ...] = (
         section="primary-key-table/merge-engine/aggregation; ReducerMergeFunctionWrapper [code]",
         upstream="engine bug",
         versions={"paimon-java": _JAVA, "pypaimon-rust": _PAIMON_RUST, "spark-3.5": "paimon-spark 0.9.0"},
+    ),
+    Finding(
+        id="paimon-java-remove-record-on-delete-keeps-deleted-values",
+        engines=("paimon-java", "pypaimon-rust"),
+        cases=("paimon/merge-partial-update-reinsert-after-delete", "paimon/merge-aggregation-reinsert-after-delete"),
+        status="fail",
+        pattern=r"1 expected row\(s\) missing, 1 unexpected row\(s\)",
+        cause=("With partial-update.remove-record-on-delete (or aggregation.remove-record-on-delete) a key written "
+               "again after its -D comes back with the -D record's values: Paimon 1.4.2's PartialUpdateMergeFunction "
+               "and AggregateMergeFunction reset the row to the -D record (initRow, which sets every field since "
+               "#7645, in 1.4.1 and later) and merge the later records onto it, so -D (1,'a',1,1.0) then "
+               "+I (1,null,10,null) reads (1,'a',10,1.0), and sum 10, -D, +I 3 reads 13. paimon-rust 0.4.0 reads "
+               "the same rows."),
+        spec=("The docs support the reference: the option is 'to remove the whole row when receiving delete "
+              "records' (docs primary-key-table/merge-engine/partial-update; CoreOptions 'Whether to remove the "
+              "whole row ... when -D records are received'), so a later record of the key starts a new row. The "
+              "-D's values are meant for the DELETE result the merge emits (#7645 is about that record); carrying "
+              "them into later records makes the row depend on whether a compaction dropped the -D in between, "
+              "and before #7645 (up to release-1.4.0-rc1) initRow set only NOT NULL fields, so Paimon read the "
+              "fresh row. Current master (and 2.0.0) keeps the 1.4.2 code."),
+        rules=("PAIMON-DATA-003", "PAIMON-DATA-004"),
+        section=("primary-key-table/merge-engine/partial-update; CoreOptions remove-record-on-delete; "
+                 "PartialUpdateMergeFunction, AggregateMergeFunction [code]"),
+        upstream="engine bug",
+        versions={"paimon-java": _JAVA, "pypaimon-rust": _PAIMON_RUST},
     ),
     # ---------------------------------------------------------------- Spark 3.5 with paimon-spark-3.5 0.9.0
     Finding(

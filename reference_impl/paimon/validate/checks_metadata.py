@@ -6,6 +6,7 @@ from typing import Iterator
 
 from reference_impl.common.validation import Violation
 from reference_impl.paimon import layout as L
+from reference_impl.paimon import merge as MG
 from reference_impl.paimon import schema as SC
 from reference_impl.paimon import snapshot as SN
 from reference_impl.paimon.validate.context import Context
@@ -25,6 +26,18 @@ def schema_files(ctx: Context) -> Iterator[Violation]:
     for i, s in sorted(ctx.schemas.items()):
         for v in SC.validate_schema(s, ctx.layout.schema_path(i)):
             yield v
+
+
+@check("SCHEMA-010")
+def merge_options(ctx: Context) -> Iterator[Violation]:
+    """Each schema's merge options are ones Paimon accepts together: an aggregation table does not set
+    ``aggregation.remove-record-on-delete`` with ``fields.<f>.ignore-retract`` on one of its columns (Java's
+    FieldAggregatorFactory refuses the pair, so no Paimon engine reads or writes the table)."""
+    for i, s in sorted(ctx.schemas.items()):
+        if str(s.options.get("merge-engine", "")).strip().lower() != "aggregation" or not s.primary_keys:
+            continue
+        for message in MG.conflicting_options(s.options, s.field_names):
+            yield V("SCHEMA-010", f"{message}: Paimon refuses the pair (conflicting behavior)", ctx.layout.schema_path(i))
 
 
 @check("SCHEMA-006", "SCHEMA-008", "SCHEMA-009")

@@ -108,6 +108,41 @@ def test_aggregation_retractions():
     assert removed == []
 
 
+@pytest.mark.rule("PAIMON-DATA-003", "PAIMON-DATA-004")
+def test_a_record_after_a_removing_delete_starts_the_row_afresh():
+    """remove-record-on-delete removes the whole row: nothing of the -D record (or of what it removed) carries
+    into a later record of the key. Paimon 1.4.1+ builds on the -D's values (finding
+    paimon-java-remove-record-on-delete-keeps-deleted-values): ('a', 10, None) and n=13 here."""
+    s = pa.schema([("k", pa.int32()), ("a", pa.string()), ("b", pa.int64()), ("c", pa.float64())])
+    pu = {"merge-engine": "partial-update", "partial-update.remove-record-on-delete": "true"}
+    got = run(s, pu, (1, "a", 1, None, 1, I), (1, "a", 1, None, 2, D), (1, None, 10, None, 3, I))
+    assert got == [{"k": 1, "a": None, "b": 10, "c": None}]
+    agg = pa.schema([("k", pa.int32()), ("n", pa.int64()), ("note", pa.string())])
+    opts = {"merge-engine": "aggregation", "fields.n.aggregate-function": "sum", "aggregation.remove-record-on-delete": "true"}
+    got = run(agg, opts, (1, 10, "x", 1, I), (1, 10, "x", 2, D), (1, 3, None, 3, I))
+    assert got == [{"k": 1, "n": 3, "note": None}]
+
+
+@pytest.mark.rule("PAIMON-SCHEMA-010")
+def test_aggregation_remove_record_on_delete_refuses_ignore_retract():
+    """Paimon refuses aggregation.remove-record-on-delete with fields.<f>.ignore-retract on a column of the table
+    (FieldAggregatorFactory: 'conflicting behavior'); on a column the table lacks it conflicts with nothing."""
+    s = pa.schema([("k", pa.int32()), ("n", pa.int64()), ("m", pa.int64())])
+    opts = {"merge-engine": "aggregation", "fields.n.aggregate-function": "sum", "fields.m.aggregate-function": "max",
+            "aggregation.remove-record-on-delete": "true"}
+    with pytest.raises(InvalidTable, match="fields.m.ignore-retract") as exc:
+        MergeSpec.from_options({**opts, "fields.m.ignore-retract": "true"}, s.names, ("k",))
+    assert exc.value.rule == "PAIMON-SCHEMA-010"
+    with pytest.raises(InvalidTable, match="fields.k.ignore-retract"):  # Java builds an aggregator for keys too
+        MergeSpec.from_options({**opts, "fields.k.ignore-retract": "TRUE"}, s.names, ("k",))
+    MergeSpec.from_options({**opts, "fields.gone.ignore-retract": "true"}, s.names, ("k",))
+    MergeSpec.from_options({**opts, "aggregation.remove-record-on-delete": "false", "fields.m.ignore-retract": "true"},
+                           s.names, ("k",))
+    # partial-update does not read aggregation.remove-record-on-delete
+    MergeSpec.from_options({"merge-engine": "partial-update", "aggregation.remove-record-on-delete": "true",
+                            "fields.m.ignore-retract": "true"}, s.names, ("k",))
+
+
 @pytest.mark.parametrize("fn, values, expected", [
     ("product", [2, 3, None], 6),
     ("min", [3, None, 1], 1),

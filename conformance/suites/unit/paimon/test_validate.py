@@ -168,6 +168,9 @@ MUTATIONS = {
     "PAIMON-INDEX-001": ("pk_dynamic", lambda t: open(_hash_index(t), "ab").write(b"\x00")),
     "PAIMON-IDXMAN-005": ("pk_dynamic", lambda t: _avro(_index_manifest(t), _first(lambda r: r.__setitem__("_ROW_COUNT", r["_ROW_COUNT"] + 1)))),
     "PAIMON-SCHEMA-009": ("pk_fixed", lambda t: _schema_copy(t, 1, lambda d: d.__setitem__("primaryKeys", ["id", "p", "v"]))),
+    # an aggregation table with aggregation.remove-record-on-delete and fields.v.ignore-retract (Paimon refuses the pair)
+    "PAIMON-SCHEMA-010": ("pk_fixed", lambda t: _json(t / "schema/schema-0", lambda d: d["options"].update({
+        "merge-engine": "aggregation", "aggregation.remove-record-on-delete": "true", "fields.v.ignore-retract": "true"}))),
 }
 # Rules a mutation also breaks, unavoidably (the edit changes what other checks see).
 ALSO = {
