@@ -12,6 +12,7 @@
  *   LakeconfPaimon describe --uri URI --out FILE [same selectors]
  *   LakeconfPaimon write --uri URI --steps FILE --out FILE [--conf K=V]...
  *   LakeconfPaimon files --uri URI --out FILE [--conf K=V]...
+ *   LakeconfPaimon binaryrow --request JSON   (answers on stdout / in the serve answer's message; see binaryRows)
  *   LakeconfPaimon version | serve
  *
  * read writes JSON lines: a header {"type": <the read RowType as Paimon's schema JSON>, "snapshot": id}
@@ -160,6 +161,9 @@ public final class LakeconfPaimon {
             switch (args[0]) {
                 case "version":
                     return new String[] {"0", "paimon-bundle " + PAIMON_VERSION};
+                case "binaryrow":
+                    if (args.length != 3 || !args[1].equals("--request")) throw new Refusal(2, "binaryrow wants --request JSON");
+                    return new String[] {"0", binaryRows(args[2])};
                 case "read":
                 case "describe":
                 case "files":
@@ -863,6 +867,11 @@ public final class LakeconfPaimon {
             case VARCHAR: return BinaryString.fromString(v.asText());
             case BINARY:
             case VARBINARY: return Base64.getDecoder().decode(v.asText());
+            // only binaryrow sends these (the kit has no Arrow mapping for them): [value, metadata] / the blob's bytes
+            case VARIANT:
+                return new org.apache.paimon.data.variant.GenericVariant(Base64.getDecoder().decode(v.get(0).asText()),
+                        Base64.getDecoder().decode(v.get(1).asText()));
+            case BLOB: return org.apache.paimon.data.Blob.fromData(Base64.getDecoder().decode(v.asText()));
             case DECIMAL: {
                 DecimalType d = (DecimalType) t;
                 Decimal x = Decimal.fromBigDecimal(new java.math.BigDecimal(v.asText()), d.getPrecision(), d.getScale());
@@ -944,6 +953,104 @@ public final class LakeconfPaimon {
     }
 
     // ------------------------------------------------------------------------------------------
+    // binaryrow: the bytes Paimon itself writes for rows of values (the kit's BinaryRow conformance)
+    //
+    // The request is one JSON object
+    //   {"fields": [type, ...], "rows": [[rowKind, v1, ...], ...], "buckets": [n, ...]}
+    // where a type is Paimon's schema JSON of a type (a type string such as "DECIMAL(20, 2) NOT NULL",
+    // or the object of a nested ROW/ARRAY/MAP/MULTISET) or a schema field {"name", "type", ...}, and the
+    // values are in the read encoding (the header; besides it VARIANT as [value, metadata] and BLOB as
+    // its data, both base64). The answer is one JSON object
+    //   {"rows": [{"bytes": hex, "projected": hex|null, "serialized": hex, "hash": int,
+    //              "buckets": {"default": [b per n] | "error", "mod": ..., "hive": ...}}, ...]}
+    // bytes: InternalRowSerializer.toBinaryRow of the GenericRow (RowHelper: what SimpleStats and the
+    // writers' key/value serialization produce); projected: the code-generated identity projection
+    // (CodeGenUtils.newProjection: how partitions and bucket keys are extracted from records; always
+    // header INSERT; null for row types the code generator refuses: VARIANT, BLOB). The two are separate
+    // paths through Paimon, so the kit compares its bytes with both. serialized:
+    // SerializationUtils.serializeBinaryRow (the manifests' arity-prefixed form). hash: BinaryRow.hashCode.
+    // buckets: BucketFunction.create(type, rowType).bucket(row, n) for every n, for +I rows only (a
+    // bucket-key row is always INSERT; DefaultBucketFunction asserts it); a function that refuses the
+    // row type or the value gives its error message instead.
+
+    static String binaryRows(String text) throws Exception {
+        JsonNode req = JSON.readTree(text);
+        List<DataField> fields = new ArrayList<>();
+        int id = 0;
+        for (JsonNode f : req.path("fields")) {
+            JsonNode type = f.isObject() && f.has("name") && f.has("type") ? f.get("type") : f;
+            fields.add(new DataField(id, "f" + id, DataTypeJsonParser.parseDataType(type)));
+            id++;
+        }
+        RowType rowType = new RowType(fields);
+        int arity = fields.size();
+        org.apache.paimon.data.serializer.InternalRowSerializer serializer =
+                new org.apache.paimon.data.serializer.InternalRowSerializer(rowType);
+        int[] identity = new int[arity];
+        for (int i = 0; i < arity; i++) identity[i] = i;
+        org.apache.paimon.codegen.Projection projection = null;
+        try {
+            projection = org.apache.paimon.codegen.CodeGenUtils.newProjection(rowType, identity);
+        } catch (RuntimeException e) { // the code generator refuses VARIANT/BLOB (no partition or bucket key is one)
+            System.err.println("binaryrow: no projection of " + rowType + ": " + reason(e));
+        }
+        List<Integer> counts = new ArrayList<>();
+        for (JsonNode n : req.path("buckets")) counts.add(n.asInt());
+        String[] fnNames = {"default", "mod", "hive"};
+        org.apache.paimon.bucket.BucketFunction[] fns = new org.apache.paimon.bucket.BucketFunction[fnNames.length];
+        String[] fnErrors = new String[fnNames.length];
+        for (int k = 0; k < fnNames.length && !counts.isEmpty(); k++) {
+            try {
+                fns[k] = org.apache.paimon.bucket.BucketFunction.create(
+                        CoreOptions.BucketFunctionType.valueOf(fnNames[k].toUpperCase(java.util.Locale.ROOT)), rowType);
+            } catch (RuntimeException e) { // mod takes one INT/BIGINT key, hive a subset of the types
+                fnErrors[k] = reason(e);
+            }
+        }
+        StringBuilder b = new StringBuilder("{\"rows\": [");
+        int r = 0;
+        for (JsonNode row : req.path("rows")) {
+            if (row.size() != arity + 1) throw new Refusal(2, "row " + r + " has " + (row.size() - 1) + " values for " + arity + " fields");
+            GenericRow g = new GenericRow(RowKind.fromShortString(row.get(0).asText()), arity);
+            for (int i = 0; i < arity; i++) g.setField(i, decode(row.get(i + 1), fields.get(i).type()));
+            // both rows are reused by their writers: copy before the next row overwrites them
+            org.apache.paimon.data.BinaryRow bytes = serializer.toBinaryRow(g).copy();
+            org.apache.paimon.data.BinaryRow projected = projection == null ? null : projection.apply(g).copy();
+            if (r > 0) b.append(", ");
+            b.append("{\"bytes\": \"").append(hex(bytes.toBytes()))
+                    .append("\", \"projected\": ").append(projected == null ? "null" : quote(hex(projected.toBytes())))
+                    .append(", \"serialized\": \"").append(hex(org.apache.paimon.utils.SerializationUtils.serializeBinaryRow(bytes)))
+                    .append("\", \"hash\": ").append(bytes.hashCode()).append(", \"buckets\": {");
+            for (int k = 0; k < fnNames.length; k++) {
+                if (k > 0) b.append(", ");
+                b.append(quote(fnNames[k])).append(": ");
+                if (counts.isEmpty() || g.getRowKind() != RowKind.INSERT) {
+                    b.append("null");
+                } else if (fns[k] == null) {
+                    b.append(quote(fnErrors[k]));
+                } else {
+                    StringBuilder one = new StringBuilder("[");
+                    try {
+                        for (int c = 0; c < counts.size(); c++) one.append(c > 0 ? ", " : "").append(fns[k].bucket(bytes, counts.get(c)));
+                        b.append(one.append(']'));
+                    } catch (RuntimeException e) {
+                        b.append(quote(reason(e)));
+                    }
+                }
+            }
+            b.append("}}");
+            r++;
+        }
+        return b.append("]}").toString();
+    }
+
+    static String hex(byte[] data) {
+        StringBuilder b = new StringBuilder(data.length * 2);
+        for (byte x : data) b.append(Character.forDigit((x >> 4) & 0xf, 16)).append(Character.forDigit(x & 0xf, 16));
+        return b.toString();
+    }
+
+    // ------------------------------------------------------------------------------------------
     // Errors: what Paimon's exception says about the table
 
     /** Words of failures that say nothing about the table: the store, the network, the engine's own install. */
@@ -969,6 +1076,9 @@ public final class LakeconfPaimon {
             // an option value Paimon cannot parse (an enumerated option outside the values the spec lists,
             // a number that is none): the table's schema is invalid for this release
             if (msg.contains("Could not parse value")) return EXIT_INVALID;
+            // options Paimon refuses together (FieldAggregatorFactory: remove-record-on-delete with a field's
+            // ignore-retract "have conflicting behavior"): the table's options are invalid, not the engine broken
+            if (msg.contains("conflicting behavior")) return EXIT_INVALID;
             if (msg.contains("Could not find a file io implementation") || msg.contains("UnsupportedSchemeException")) {
                 return EXIT_UNSUPPORTED;
             }
