@@ -679,6 +679,23 @@ case(
           "retract of 3 from a null accumulator is -3 (FieldSumAgg).",
 )
 
+case(
+    "neg-aggregation-conflicting-retract-options",
+    "aggregation.remove-record-on-delete together with a field's ignore-retract: options Paimon refuses together.",
+    rules=("PAIMON-SCHEMA-010",),
+    steps=[Create(schema=SUM, properties=pk("id", merge_engine="aggregation",
+                                            **{"fields.total.aggregate-function": "sum"})),
+           Append(rows=rows(SUM, (1, 10), (2, 3))), Append(rows=rows(SUM, (1, 5))),
+           _raw(raw.edit_schema(0, lambda s: s["options"].update({"aggregation.remove-record-on-delete": "true",
+                                                                  "fields.total.ignore-retract": "true"})),
+                "the two conflicting options set in the schema")],
+    expected=[Expected(error="invalid_table")],
+    violates=("PAIMON-SCHEMA-010",),
+    notes="Paimon's FieldAggregatorFactory refuses the pair for every field ('have conflicting behavior'): a record "
+          "removed on delete cannot also ignore retractions. Java refuses only once a key has records to merge, so "
+          "the table holds two commits of key 1.",
+)
+
 SUM_NOTE = pa.schema([pa.field("id", pa.int32(), nullable=False), ("total", pa.int64()), ("note", pa.string())])
 case(
     "merge-aggregation-reinsert-after-delete",

@@ -375,6 +375,23 @@ FINDINGS: tuple[Finding, ...] = (
         versions={"pypaimon-rust": _PAIMON_RUST},
     ),
     Finding(
+        id="pypaimon-calls-conflicting-aggregation-options-unsupported",
+        engines=_PY_READERS,
+        cases=("paimon/neg-aggregation-conflicting-retract-options",),
+        status="fail",
+        pattern=r"raised unsupported, expected invalid_table.*does not yet implement: aggregation\.remove-record-on-delete",
+        cause=("pypaimon 2.1.0 refuses an aggregation table that sets aggregation.remove-record-on-delete and a "
+               "field's ignore-retract as one using 'options that pypaimon does not yet implement' (an unsupported "
+               "feature), not as a table whose options conflict."),
+        spec=("Paimon's FieldAggregatorFactory refuses the pair for every field ('have conflicting behavior'), so no "
+              "Paimon release reads or writes such a table: it is invalid, as the reference and Java say. The "
+              "refusal is right, its kind is not: no wrong rows."),
+        rules=("PAIMON-SCHEMA-010",),
+        section="primary-key-table/merge-engine/aggregation",
+        upstream="engine bug",
+        versions=_SEEN,
+    ),
+    Finding(
         id="pypaimon-rust-calls-an-unknown-merge-engine-unsupported",
         engines=("pypaimon-rust",),
         cases=("paimon/neg-unknown-merge-engine",),

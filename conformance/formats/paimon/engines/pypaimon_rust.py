@@ -60,6 +60,7 @@ PAIMON_RUST = ErrorPatterns(
         "did not resolve to any snapshot",  # time travel to a snapshot, tag or time the table lacks
         "Paimon data invalid for",  # paimon-rust's own DataInvalid: a file it judged malformed
         "does not exist",  # a snapshot (or table) the metadata names is not there
+        "Paimon hitting invalid config",  # options the table may not carry (paimon-rust's ConfigInvalid)
     ),
 )
 
