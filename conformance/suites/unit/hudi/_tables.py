@@ -207,3 +207,96 @@ def avro_file(schema: Mapping[str, Any], record: Mapping[str, Any]) -> bytes:
 def t(n: int) -> str:
     """Instant time number ``n`` (17 digits)."""
     return f"202601010000{n:05d}"
+
+
+# ----------------------------------------------------------------------------------------------
+# Appended for the validator tests (conformance/suites/unit/hudi/test_validate*.py): commits whose metadata
+# is complete (every HoodieWriteStat counter, Avro from table version 8), and whole small tables that break
+# no rule, for mutations to break one at a time.
+
+WRITE_STAT_AVRO = {"type": "record", "name": "HoodieWriteStat", "namespace": "org.apache.hudi.avro.model", "fields": [
+    {"name": n, "type": ["null", t], "default": None} for n, t in (
+        ("fileId", "string"), ("path", "string"), ("prevCommit", "string"), ("numWrites", "long"),
+        ("numDeletes", "long"), ("numUpdateWrites", "long"), ("numInserts", "long"), ("totalWriteBytes", "long"),
+        ("totalWriteErrors", "long"), ("partitionPath", "string"), ("fileSizeInBytes", "long"))]}
+
+
+def commit_metadata_schema(record: str = "HoodieCommitMetadata") -> dict:
+    """A HoodieCommitMetadata-shaped Avro schema (the fields readers use), named ``record``."""
+    return {"type": "record", "name": record, "namespace": "org.apache.hudi.avro.model", "fields": [
+        {"name": "partitionToWriteStats", "type": ["null", {"type": "map", "values": {
+            "type": "array", "items": WRITE_STAT_AVRO}}], "default": None},
+        {"name": "partitionToReplaceFileIds", "type": ["null", {"type": "map", "values": {
+            "type": "array", "items": "string"}}], "default": None},
+        {"name": "compacted", "type": ["null", "boolean"], "default": None},
+        {"name": "extraMetadata", "type": ["null", {"type": "map", "values": "string"}], "default": None},
+        {"name": "version", "type": ["int", "null"], "default": 1},
+        {"name": "operationType", "type": ["null", "string"], "default": None}]}
+
+
+def write_stat(part: str, file_id: str, path: str, *, size: int | None = None, writes: int = 1) -> dict:
+    """A write stat with every counter HoodieWriteStat carries."""
+    return {"fileId": file_id, "path": path, "prevCommit": "null", "numWrites": writes, "numDeletes": 0,
+            "numUpdateWrites": 0, "numInserts": writes, "totalWriteBytes": size or 0, "totalWriteErrors": 0,
+            "partitionPath": part, "fileSizeInBytes": size}
+
+
+def commit_metadata_bytes(meta: Mapping[str, Any], *, avro: bool, record: str = "HoodieCommitMetadata") -> bytes:
+    """Commit metadata as table version 6 (JSON) or 8+ (Avro object container) writes it."""
+    if not avro:
+        return json.dumps(meta).encode()
+    return avro_file(commit_metadata_schema(record), dict(meta, version=1))
+
+
+def full_commit(table: Table, instant: str, completion: str | None, *, action: str,
+                stats: Sequence[Mapping[str, Any]] = (), replaced: Mapping[str, Sequence[str]] | None = None,
+                operation: str = "UPSERT", requested_as: str | None = None, compacted: bool = False) -> None:
+    """A completed write with complete metadata in the table version's encoding (requested, inflight, completed)."""
+    by_part: dict[str, list] = {}
+    for s in stats:
+        by_part.setdefault(s["partitionPath"], []).append(dict(s))
+    meta: dict[str, Any] = {"partitionToWriteStats": by_part, "compacted": compacted,
+                            "extraMetadata": {"schema": TABLE_SCHEMA}, "operationType": operation}
+    record = "HoodieCommitMetadata"
+    if replaced is not None:
+        meta["partitionToReplaceFileIds"] = {k: list(v) for k, v in replaced.items()}
+        record = "HoodieReplaceCommitMetadata"
+    avro = table.version >= 8
+    req = requested_as or action
+    if req not in ("compaction", "logcompaction"):
+        table._tl(table._name(instant, req, "requested", None))
+    table._tl(table._name(instant, req, "inflight", None))
+    table._tl(table._name(instant, action, "completed", completion or instant),
+              commit_metadata_bytes(meta, avro=avro, record=record))
+
+
+def valid_table(root: str, *, version: int = 8, table_type: str = "MERGE_ON_READ") -> Table:
+    """A small table that breaks no rule: two partitions, a base file per partition, a second write (a new
+    base file version on copy-on-write; a log file with an Avro data block, then a delete block on
+    merge-on-read), with complete commit metadata and a persisted timeline timezone."""
+    tb = Table(root, version=version, table_type=table_type, extra={"hoodie.table.timeline.timezone": "UTC"})
+    mor = table_type == "MERGE_ON_READ"
+    write = "deltacommit" if mor else "commit"
+    done = (lambda n: t(n + 1)) if version >= 8 else (lambda n: None)
+
+    def size(rel: str) -> int:
+        return os.path.getsize(os.path.join(tb.root, rel))
+
+    b1 = tb.base("part=p1", fid(1), t(1), [Table.row("k1", 1, "a", t(1), seq=0), Table.row("k2", 1, "b", t(1), seq=1)])
+    b2 = tb.base("part=p2", fid(2), t(1), [Table.row("k3", 1, "c", t(1), part="p2", seq=2)])
+    full_commit(tb, t(1), done(1), action=write, operation="INSERT",
+                stats=[write_stat("part=p1", fid(1), b1, size=size(b1), writes=2),
+                       write_stat("part=p2", fid(2), b2, size=size(b2))])
+    if not mor:
+        b3 = tb.base("part=p1", fid(1), t(3), [Table.row("k1", 2, "a2", t(3), seq=0), Table.row("k2", 1, "b", t(1), seq=1)])
+        full_commit(tb, t(3), done(3), action="commit", stats=[write_stat("part=p1", fid(1), b3, size=size(b3), writes=2)])
+        return tb
+    name = os.path.basename(b1)
+    upd = [Table.row("k1", 2, "a2", t(3), seq=0, file_name=name)]
+    log1 = tb.log("part=p1", fid(1), t(3) if version >= 8 else t(1), [Table.data_block(t(3), upd)])
+    full_commit(tb, t(3), done(3), action="deltacommit", stats=[write_stat("part=p1", fid(1), log1, size=size(log1))])
+    dele = [Table.delete_block(t(5), [("k2", 0, "int")])]
+    log2 = tb.log("part=p1", fid(1), t(5), dele) if version >= 8 else tb.log("part=p1", fid(1), t(1), dele, version=2)
+    full_commit(tb, t(5), done(5), action="deltacommit", operation="DELETE",
+                stats=[write_stat("part=p1", fid(1), log2, size=size(log2))])
+    return tb
