@@ -7,6 +7,24 @@ properties syntax, the table checksum, typed table config with Java's defaults, 
 the active timeline, the v6 archive and the v8+ LSM history) and ``commit_metadata`` (the
 metadata of completed instants: JSON in table version 6, Avro object containers from version 8).
 
-The package does not declare a ``FORMAT`` to ``reference_impl.formats`` yet: it has no reader of
-rows (file slices, log files and the merge are still to come), and a declared format must name one.
+``fileslices`` (file groups and slices by each version's rule), ``logfile`` (the log block format),
+``table`` (snapshot, read-optimized, time-travel and incremental queries), ``versions`` (the kit's
+version numbers: completed data instants counted in commit order), ``writer`` and ``validate``.
+
+``FORMAT`` below declares the package to ``reference_impl.formats``: ``.hoodie/hoodie.properties`` marks
+a table; ``lakeconf read`` reaches ``versions.read_table`` and ``lakeconf validate`` the validator.
 """
+
+from reference_impl.formats import Format, Selector
+
+FORMAT = Format(
+    "hudi", ".hoodie", (),
+    "reference_impl.hudi.versions:read_table", "reference_impl.hudi.validate:validate_table",
+    prefixes=("hoodie.properties",),
+    selectors=(
+        Selector("--instant", "instant", str, "an instant time (yyyyMMddHHmmssSSS): the table as of it, by the "
+                                              "requested times of its instants (Hudi's as.of.instant)"),
+        Selector("--completion-time", "completion_time", str, "a completion time (table version 8+): the instants "
+                                                              "completed at or before it"),
+    ),
+)
