@@ -85,12 +85,21 @@ def _visible_writes(view: FS.FileSystemView) -> list[T.Instant]:
             if i.action in _DATA_ACTIONS and view.visible(i.requested_time)]
 
 
-def _schema_at(storage: Storage, view: FS.FileSystemView, writes: Sequence[T.Instant]) -> pa.Schema | None:
+def _schema_at(storage: Storage, view: FS.FileSystemView, writes: Sequence[T.Instant],
+               config: P.TableConfig | None = None) -> pa.Schema | None:
+    """The schema of the latest visible write that recorded one; else the schema the table was created with
+    (``hoodie.table.create.schema``, as Java's TableSchemaResolver falls back to it); else None."""
     for inst in reversed(writes):
         meta = CM.read_instant_metadata(storage, view.timeline, inst)
         if isinstance(meta, CM.CommitMetadata) and meta.schema:
             return AS.table_arrow_schema(meta.schema, path=storage.uri(f"{view.timeline.directory}/{inst.file_name}"))
-    return None
+    return create_schema(config) if config is not None else None
+
+
+def create_schema(config: P.TableConfig) -> pa.Schema | None:
+    """``hoodie.table.create.schema`` as Arrow (meta columns first), None when the table does not record one."""
+    text = config.properties.get(P.CREATE_SCHEMA)
+    return AS.table_arrow_schema(text, path=f".hoodie/{P.PROPERTIES_FILE}") if text else None
 
 
 def open_state(location: str | Storage, *, as_of: str | None = None, as_of_completion: str | None = None,
@@ -117,7 +126,7 @@ def open_state(location: str | Storage, *, as_of: str | None = None, as_of_compl
     view = FS.build_view(storage, config, timeline, point=FS.ReadPoint(as_of=as_of, as_of_completion=as_of_completion))
     writes = _visible_writes(view)
     return ReadState(storage=storage, config=config, view=view, instant=writes[-1] if writes else None,
-                     schema=_schema_at(storage, view, writes))
+                     schema=_schema_at(storage, view, writes, config))
 
 
 def check_time_travel(storage: Storage, timeline: T.Timeline, instant: str) -> None:

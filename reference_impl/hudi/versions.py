@@ -106,8 +106,12 @@ def read_table(location: Any, *, version: int | None = None, columns: Sequence[s
         return TB.read_table(storage, query=query, as_of=instant, as_of_completion=completion_time, columns=columns,
                              **options)
     chosen = selection(storage, version)
-    if chosen is None:  # version 0: the created table, before any write recorded a schema
-        return TB._empty(options.get("meta_columns", True))
+    if chosen is None:  # version 0: the created table, no rows, in the schema it was created with if it says
+        from reference_impl.hudi import properties as P
+
+        created = TB.create_schema(P.read_table_config(storage))
+        meta = options.get("meta_columns", True)
+        return TB._finish([], created, meta_columns=meta, columns=columns) if created is not None else TB._empty(meta)
     return TB.read_table(storage, query=query, columns=columns, **chosen, **options)
 
 
