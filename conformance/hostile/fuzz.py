@@ -37,7 +37,8 @@ def _mark_parquet(path: str) -> bool:
     import pyarrow.parquet as pq
 
     try:
-        table = pq.read_table(path)
+        # the file alone: read_table would add partition columns from a Hive-style directory name
+        table = pq.ParquetFile(path).read()
     except Exception:  # noqa: BLE001 - not a data file the marker can go into: left as it is
         return False
     cols = []

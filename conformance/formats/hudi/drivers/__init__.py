@@ -1,0 +1,1 @@
+"""Hudi drivers of the multi-format engines."""

@@ -1,0 +1,1 @@
+"""Engines that read Hudi only."""
