@@ -19,6 +19,7 @@ FORMAT = FormatPlugin(
         "duckdb": f"{_PKG}.drivers.duckdb",
         "polars": f"{_PKG}.drivers.polars",
     },
+    bench=f"{_PKG}.bench",
     hostile=f"{_PKG}.hostile:SPEC",
     versions=(
         "the count of completed data instants: 0 is the created table, N the table once its N-th commit, "
