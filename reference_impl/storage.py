@@ -197,19 +197,30 @@ class LocalStorage(Storage):
         return sorted(out, key=lambda f: f.path)
 
     def walk(self, prefix: str = "") -> list[FileInfo]:
+        # os.walk's semantics (links to directories are not entered, unreadable directories are passed over),
+        # with root-relative names built by concatenation: a table of 30,000 files is walked per read
         out = []
-        start = self._os(prefix)
-        for dirpath, _dirs, files in os.walk(start):
-            for name in files:
-                if name.startswith(TEMP_PREFIX):
-                    continue
-                full = os.path.join(dirpath, name)
-                rel = os.path.relpath(full, self.base).replace(os.sep, "/")
+        stack = [(self._os(prefix), prefix.strip("/"))]
+        while stack:
+            directory, rel = stack.pop()
+            try:
+                entries = list(os.scandir(directory))
+            except OSError:
+                continue
+            for entry in entries:
+                name = entry.name
+                path = f"{rel}/{name}" if rel else name
                 try:
-                    st = os.stat(full)
+                    if entry.is_dir():
+                        if not entry.is_symlink():
+                            stack.append((entry.path, path))
+                        continue
+                    if name.startswith(TEMP_PREFIX):
+                        continue
+                    st = entry.stat()
                 except FileNotFoundError:
                     continue
-                out.append(FileInfo(path=rel, size=st.st_size, modification_time=int(st.st_mtime * 1000)))
+                out.append(FileInfo(path=path, size=st.st_size, modification_time=int(st.st_mtime * 1000)))
         return sorted(out, key=lambda f: f.path)
 
     def exists(self, path: str) -> bool:

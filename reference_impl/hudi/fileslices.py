@@ -261,20 +261,31 @@ def build_file_groups(index: InstantIndex, partition: str, bases: Sequence[BaseF
                       logs: Sequence[LogFile]) -> list[FileGroup]:
     """The file groups of one partition, slices built as Java builds them (module docstring)."""
     v8 = index.config.version >= 8
-    ids = sorted({b.name.file_id for b in bases} | {lg.name.file_id for lg in logs})
+    # grouped once by file id (and pending compactions by group), so a partition costs its files, not files x groups
+    bases_of: dict[str, list[BaseFile]] = {}
+    for b in bases:
+        bases_of.setdefault(b.name.file_id, []).append(b)
+    logs_of: dict[str, list[LogFile]] = {}
+    for lg in logs:
+        logs_of.setdefault(lg.name.file_id, []).append(lg)
+    pending_of: dict[str, list[str]] = {}
+    for instant, fgs in index.compactions.items():
+        if index.completion_time(instant) is None:
+            for part, fid in fgs:
+                if part == partition:
+                    pending_of.setdefault(fid, []).append(instant)
     groups = []
-    for fid in ids:
+    for fid in sorted(bases_of.keys() | logs_of.keys()):
         slices: dict[str, dict] = {}
-        for b in sorted((b for b in bases if b.name.file_id == fid), key=lambda b: b.path):
+        for b in sorted(bases_of.get(fid, ()), key=lambda b: b.path):
             if index.completion_time(b.instant) is None and not index.is_compaction(b.instant):
                 continue  # written by an instant that is not (yet) committed: HUDI-FILE-010
             slot = slices.setdefault(b.instant, {"base": None, "logs": []})
             if index.completion_time(b.instant) is not None:
                 slot["base"] = b
-        for instant, fgs in index.compactions.items():
-            if (partition, fid) in fgs and index.completion_time(instant) is None:
-                slices.setdefault(instant, {"base": None, "logs": []})
-        for lg in sorted((lg for lg in logs if lg.name.file_id == fid), key=_log_order):
+        for instant in pending_of.get(fid, ()):
+            slices.setdefault(instant, {"base": None, "logs": []})
+        for lg in sorted(logs_of.get(fid, ()), key=_log_order):
             if v8:
                 done = index.completion_time(lg.name.instant)
                 if done is None:

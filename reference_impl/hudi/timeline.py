@@ -263,6 +263,17 @@ class Timeline:
     files: tuple[Instant, ...]  # every timeline file, sorted by ``sort_key``
     instants: tuple[Instant, ...]  # one per requested time: its highest state
     modification_times: Mapping[str, int] = field(default_factory=dict, hash=False)  # file name -> mtime ms
+    # requested time -> (its files, its current state): built once, so lookups per instant stay linear overall
+    _by_time: Mapping[str, tuple[tuple[Instant, ...], Instant | None]] = field(
+        init=False, default_factory=dict, repr=False, compare=False, hash=False)
+
+    def __post_init__(self) -> None:
+        files: dict[str, list[Instant]] = {}
+        for f in self.files:
+            files.setdefault(f.requested_time, []).append(f)
+        current = {i.requested_time: i for i in self.instants}
+        object.__setattr__(self, "_by_time", {t: (tuple(fs), current.get(t)) for t, fs in files.items()}
+                           | {t: ((), i) for t, i in current.items() if t not in files})
 
     def completed(self) -> tuple[Instant, ...]:
         """Completed instants in requested-time order (HUDI-TIMELINE-019)."""
@@ -282,14 +293,13 @@ class Timeline:
 
     def instant(self, requested_time: str) -> Instant | None:
         """The current state of the instant requested at ``requested_time``."""
-        for i in self.instants:
-            if i.requested_time == requested_time:
-                return i
-        return None
+        found = self._by_time.get(requested_time)
+        return found[1] if found is not None else None
 
     def files_of(self, requested_time: str) -> tuple[Instant, ...]:
         """Every file of one instant, lowest state first."""
-        return tuple(f for f in self.files if f.requested_time == requested_time)
+        found = self._by_time.get(requested_time)
+        return found[0] if found is not None else ()
 
 
 def _same_instant(a: Instant, b: Instant) -> bool:
