@@ -63,6 +63,8 @@ class Table:
     # -- files ---------------------------------------------------------------------------------
 
     def put(self, rel: str, data: bytes) -> str:
+        if rel.startswith("/"):  # os.path.join would drop the root and write at the file system's top
+            raise ValueError(f"a table-relative path, not {rel!r}")
         full = os.path.join(self.root, rel)
         os.makedirs(os.path.dirname(full), exist_ok=True)
         with open(full, "wb") as fh:
@@ -90,14 +92,14 @@ class Table:
         rows = [dict(r, _hoodie_file_name=name) for r in rows]
         buf = io.BytesIO()
         pq.write_table(pa.Table.from_pylist(rows, schema=ARROW), buf)
-        return self.put(f"{part}/{name}", buf.getvalue())
+        return self.put(f"{part}/{name}" if part else name, buf.getvalue())  # "": a non-partitioned table
 
     def log(self, part: str, file_id: str, instant: str, blocks: Iterable[bytes], *, version: int = 1,
             token: str = TOKEN) -> str:
         """A log file of framed blocks."""
         self.partition(part)
         name = N.format_log_file_name(file_id, instant, version, token)
-        return self.put(f"{part}/{name}", b"".join(blocks))
+        return self.put(f"{part}/{name}" if part else name, b"".join(blocks))
 
     @staticmethod
     def data_block(instant: str, rows: Sequence[Mapping[str, Any]]) -> bytes:
@@ -300,3 +302,96 @@ def valid_table(root: str, *, version: int = 8, table_type: str = "MERGE_ON_READ
     full_commit(tb, t(5), done(5), action="deltacommit", operation="DELETE",
                 stats=[write_stat("part=p1", fid(1), log2, size=size(log2))])
     return tb
+
+
+# ----------------------------------------------------------------------------------------------
+# Appended for the metadata-table tests (conformance/suites/unit/hudi/test_metadata_table.py): a metadata table
+# (``.hoodie/metadata``) built from bytes: its hoodie.properties and timeline, HFile base files and log files whose
+# HFile data blocks carry HoodieMetadataRecords of the ``files`` partition.
+
+MDT_FILE_INFO = {"type": "record", "name": "HoodieMetadataFileInfo", "fields": [
+    {"name": "size", "type": "long", "doc": "Size of the file"},
+    {"name": "isDeleted", "type": "boolean", "doc": "True if this file has been deleted"}]}
+MDT_SCHEMA = json.dumps({
+    "type": "record", "name": "HoodieMetadataRecord", "namespace": "org.apache.hudi.avro.model", "fields": [
+        {"name": "key", "type": {"type": "string", "avro.java.string": "String"}},
+        {"name": "type", "type": "int"},
+        {"name": "filesystemMetadata", "type": ["null", {"type": "map", "values": MDT_FILE_INFO,
+                                                          "avro.java.string": "String"}], "default": None}]})
+MDT_FILE_ID = "files-0000-0"
+
+
+def mdt_init_instant(version: int) -> str:
+    """The metadata table's initialization instant of the files partition, as Hudi 1.2 writes it."""
+    return "00000000000000000" if version >= 8 else "00000000000000010"
+
+
+def mdt_record(key: str, files: Mapping[str, int | None], *, blank_key: bool = True) -> dict:
+    """A files-partition record: ``files`` name -> size, None for a tombstone (isDeleted)."""
+    kind = 1 if key == "__all_partitions__" else 2
+    fsm = {name: {"size": 0 if size is None else size, "isDeleted": size is None} for name, size in files.items()}
+    # in HFiles the key lives in the cell key and the Avro field is blank (meta fields off), as Hudi writes it
+    return {"key": "" if blank_key else key, "type": kind, "filesystemMetadata": fsm}
+
+
+def mdt_hfile(records: Mapping[str, Mapping[str, int | None]], *, compression: str = "gzip",
+              schema: str = MDT_SCHEMA) -> bytes:
+    """An HFile of files-partition records (key -> files), keys sorted, the schema in the file info."""
+    from reference_impl.hudi.hfile import write_hfile
+
+    parsed = fastavro.parse_schema(json.loads(schema))
+    cells = []
+    for key in sorted(records):
+        buf = io.BytesIO()
+        fastavro.schemaless_writer(buf, parsed, mdt_record(key, records[key]))
+        cells.append((key.encode(), buf.getvalue()))
+    return write_hfile(cells, compression=compression, file_info={"schema": schema.encode()})
+
+
+def mdt_hfile_block(instant: str, records: Mapping[str, Mapping[str, int | None]]) -> bytes:
+    """A log block of type HFile data carrying ``records``."""
+    return LF.encode_block(LF.BlockType.HFILE_DATA, {LF.HeaderKey.INSTANT_TIME: instant,
+                                                     LF.HeaderKey.SCHEMA: MDT_SCHEMA}, mdt_hfile(records))
+
+
+def mdt_avro_block(instant: str, records: Mapping[str, Mapping[str, int | None]]) -> bytes:
+    """A log block of type Avro data carrying ``records`` (the key in the record, as Avro blocks keep it)."""
+    return LF.avro_data_block([mdt_record(k, v, blank_key=False) for k, v in sorted(records.items())], MDT_SCHEMA,
+                              instant_time=instant)
+
+
+def mdt_delete_block(instant: str, keys: Sequence[str]) -> bytes:
+    """A delete block removing whole records (e.g. a dropped partition)."""
+    return LF.delete_block([LF.DeleteRecord(record_key=k, partition_path="files", ordering_value=0,
+                                            ordering_type="int") for k in keys], instant_time=instant)
+
+
+class MetadataTable(Table):
+    """The metadata table of ``data`` (a Table): a MERGE_ON_READ table of HFile base files at .hoodie/metadata."""
+
+    def __init__(self, data: Table):
+        super().__init__(os.path.join(data.root, ".hoodie", "metadata"), version=data.version,
+                         table_type="MERGE_ON_READ", ordering=None,
+                         extra={"hoodie.table.recordkey.fields": "key", "hoodie.table.partition.fields": "",
+                                "hoodie.table.base.file.format": "HFILE",
+                                "hoodie.table.keygenerator.type": "HOODIE_TABLE_METADATA",
+                                "hoodie.compaction.payload.class": "org.apache.hudi.metadata.HoodieMetadataPayload",
+                                "hoodie.populate.meta.fields": "false",
+                                "hoodie.datasource.write.hive_style_partitioning": "false"})
+        self.partition("files")
+
+    def base_hfile(self, instant: str, records: Mapping[str, Mapping[str, int | None]], *,
+                   compression: str = "gzip") -> str:
+        name = N.format_base_file_name(MDT_FILE_ID, TOKEN, instant, "hfile")
+        return self.put(f"files/{name}", mdt_hfile(records, compression=compression))
+
+    def files_log(self, instant: str, blocks: Iterable[bytes], *, version: int = 1, token: str = TOKEN) -> str:
+        return self.log("files", MDT_FILE_ID, instant, blocks, version=version, token=token)
+
+    def delta(self, instant: str, completion: str | None = None) -> None:
+        """A completed delta commit of the metadata table."""
+        self.commit(instant, completion, action="deltacommit", schema=None)
+
+
+def data_size(table: Table, rel: str) -> int:
+    return os.path.getsize(os.path.join(table.root, rel))
