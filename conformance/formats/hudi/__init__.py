@@ -13,9 +13,13 @@ FORMAT = FormatPlugin(
     findings=f"{_PKG}.findings:FINDINGS",
     reference_format="reference_impl.hudi:FORMAT",
     facts=FACTS,
-    engines={},
+    engines={
+        "hudi-rs": f"{_PKG}.engines.hudi_rs:HudiRsEngine",
+    },
     drivers={
         "reference": f"{_PKG}.reference",
+        "daft": f"{_PKG}.drivers.daft",
+        "spark": f"{_PKG}.drivers.spark",
         "duckdb": f"{_PKG}.drivers.duckdb",
         "polars": f"{_PKG}.drivers.polars",
     },

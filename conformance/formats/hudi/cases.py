@@ -61,8 +61,9 @@ def read_features(steps: tuple, expected: tuple) -> tuple[str, ...]:
             mor = p.get("hoodie.table.type") == MOR
             if mor:
                 out.append(F.MERGE_ON_READ)
-            if p.get("hoodie.table.version") == "6":
-                out.append(F.TABLE_VERSION_6)
+            version = p.get("hoodie.table.version", "9")
+            if version.isdigit() and int(version) in F.TABLE_VERSION_FEATURES:
+                out.append(F.TABLE_VERSION_FEATURES[int(version)])
             if p.get("hoodie.record.merge.mode") == EVENT and mor:
                 out.append(F.EVENT_TIME)
             if mor and p.get("hoodie.logfile.data.block.format") == "parquet":
