@@ -46,6 +46,7 @@ from reference_impl.hudi import avro_schema as AS
 from reference_impl.hudi import commit_metadata as CM
 from reference_impl.hudi import fileslices as FS
 from reference_impl.hudi import logfile as LF
+from reference_impl.hudi import naming as N
 from reference_impl.hudi import properties as P
 from reference_impl.hudi import timeline as T
 from reference_impl.parquet_io import read_parquet
@@ -103,7 +104,7 @@ def create_schema(config: P.TableConfig) -> pa.Schema | None:
 
 
 def open_state(location: str | Storage, *, as_of: str | None = None, as_of_completion: str | None = None,
-               check: bool = True) -> ReadState:
+               check: bool = True, listing: Sequence[Any] | None = None) -> ReadState:
     """The table at a read point: the latest state, a requested time (``as_of``) or a completion time (v8+).
 
     A time-travel point is checked (``check_time_travel``) unless ``check`` is false.
@@ -123,7 +124,8 @@ def open_state(location: str | Storage, *, as_of: str | None = None, as_of_compl
     timeline = T.load_active_timeline(storage, config)
     if check and (as_of is not None or as_of_completion is not None):
         check_time_travel(storage, timeline, as_of or as_of_completion)
-    view = FS.build_view(storage, config, timeline, point=FS.ReadPoint(as_of=as_of, as_of_completion=as_of_completion))
+    view = FS.build_view(storage, config, timeline, point=FS.ReadPoint(as_of=as_of, as_of_completion=as_of_completion),
+                         listing=listing)
     writes = _visible_writes(view)
     return ReadState(storage=storage, config=config, view=view, instant=writes[-1] if writes else None,
                      schema=_schema_at(storage, view, writes, config))
@@ -453,8 +455,9 @@ def read_incremental(location: str | Storage, *, begin: str | None, end: str | N
                      columns: Sequence[str] | None = None, meta_columns: bool = True) -> pa.Table:
     """Records written in ``(begin, end]``, each in its latest state (HUDI-TABLE-005).
 
-    As Java's incremental relations do: the file groups the range's commits wrote, at the range's last commit
-    (by requested time), their records whose ``_hoodie_commit_time`` is one of the range's commits. When a
+    As Java's incremental relations do: the files the range's commits wrote, in the file slices of the table once
+    the range's last commit completed, merged among themselves, their records whose ``_hoodie_commit_time`` is one
+    of the range's commits. When a
     commit of the range is archived or a file it wrote is gone (cleaned), the state at the last commit cannot
     be rebuilt and the read falls back to the latest snapshot of the whole table, filtered the same way
     (``hoodie.datasource.read.incr.fallback.fulltablescan.enable``, on by default).
@@ -483,7 +486,16 @@ def read_incremental(location: str | Storage, *, begin: str | None, end: str | N
     if full_scan:
         return _read(open_state(storage), base_only=False, columns=columns, meta_columns=meta_columns,
                      commit_times=times)
-    state = open_state(storage, as_of=commits[-1].requested_time, check=False)
+    # File slices built from the files the range's commits wrote and nothing else, as Java's incremental relations
+    # build their view (affectedFilesInCommits): a log record of the range is returned even where a base record
+    # written before the range would win a snapshot merge. Seen once the range's last commit completed (a commit
+    # requested before another of the range but completed after it is in).
+    last = commits[-1]
+    point = {"as_of_completion": last.ordering_time} if config.timeline_layout_version >= 2 \
+        else {"as_of": last.requested_time}
+    listing = [f for f in storage.walk("")
+               if f.path in paths or f.path.rsplit("/", 1)[-1].startswith(N.PARTITION_METAFILE)]
+    state = open_state(storage, check=False, listing=listing, **point)
     return _read(state, base_only=False, columns=columns, meta_columns=meta_columns, commit_times=times,
                  groups=frozenset(written))
 
@@ -503,7 +515,9 @@ def describe(location: str | Storage, *, as_of: str | None = None, as_of_complet
         "merge_mode": cfg.merge_mode,
         "instant": state.instant.requested_time if state.instant is not None else None,
         "completion_time": (state.instant.completion_time if state.instant is not None else None),
-        "partitions": list(view.partitions),
+        # the partitions a read sees: those holding a visible file group (an overwritten or older-than-the-read-
+        # point partition directory is on storage but holds nothing at this read point)
+        "partitions": sorted({g.partition for g in groups}),
         "file_group_count": len(groups),
     }
 

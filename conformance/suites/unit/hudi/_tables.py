@@ -174,8 +174,10 @@ class Table:
         self._tl(self._name(instant, "rollback", "inflight", None))
         self._tl(self._name(instant, "rollback", "completed", completion or instant), avro_file(schema, rec))
 
-    def compaction_plan(self, instant: str, groups: Sequence[tuple[str, str]], *, complete: str | None = None) -> None:
-        """A compaction of ``groups`` ((partition, fileId)): pending, or completed as ``commit`` at ``complete``."""
+    def compaction_plan(self, instant: str, groups: Sequence[tuple[str, str]], *, complete: str | None = None,
+                        files: Sequence[tuple[str, str, str]] = ()) -> None:
+        """A compaction of ``groups`` ((partition, fileId)): pending, or completed as ``commit`` at ``complete``
+        with ``files`` ((partition, fileId, path) of the base files it wrote) as its write stats."""
         schema = {"type": "record", "name": "HoodieCompactionPlan", "fields": [
             {"name": "operations", "type": {"type": "array", "items": {
                 "type": "record", "name": "Op", "fields": [{"name": "fileId", "type": "string"},
@@ -184,7 +186,11 @@ class Table:
                  avro_file(schema, {"operations": [{"fileId": f, "partitionPath": p} for p, f in groups]}))
         self._tl(f"{instant}.compaction.inflight")
         if complete is not None:
-            meta = {"partitionToWriteStats": {}, "compacted": True, "extraMetadata": {"schema": TABLE_SCHEMA},
+            stats: dict[str, list] = {}
+            for part, f, path in files:
+                stats.setdefault(part, []).append({"fileId": f, "path": path, "prevCommit": "null", "numWrites": 1,
+                                                   "partitionPath": part})
+            meta = {"partitionToWriteStats": stats, "compacted": True, "extraMetadata": {"schema": TABLE_SCHEMA},
                     "operationType": "COMPACT"}
             self._tl(self._name(instant, "commit", "completed", complete), json.dumps(meta).encode())
 

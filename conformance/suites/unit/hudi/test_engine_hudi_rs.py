@@ -157,8 +157,8 @@ def build_compacted(root, version: int) -> Table:
     tb.commit(t(1), _done(tb, 1), files=[(P1, fid(1), p)])
     lg = tb.log(P1, fid(1), _log_instant(tb, 1, 3), [Table.data_block(t(3), [R("k1", 3, "a3", t(3))])])
     tb.commit(t(3), _done(tb, 3), files=[(P1, fid(1), lg)])
-    tb.base(P1, fid(1), t(5), [R("k1", 3, "a3", t(3)), R("k2", 1, "b", t(1), seq=1)])
-    tb.compaction_plan(t(5), [(P1, fid(1))], complete=_done(tb, 5))
+    compacted = tb.base(P1, fid(1), t(5), [R("k1", 3, "a3", t(3)), R("k2", 1, "b", t(1), seq=1)])
+    tb.compaction_plan(t(5), [(P1, fid(1))], complete=_done(tb, 5), files=[(P1, fid(1), compacted)])
     lg = tb.log(P1, fid(1), _log_instant(tb, 5, 7), [Table.data_block(t(7), [R("k2", 7, "b7", t(7))])])
     tb.commit(t(7), _done(tb, 7), files=[(P1, fid(1), lg)])
     return avro_commits(tb)
@@ -270,17 +270,10 @@ def test_read_optimized_matches_the_reference(tables, kind, version):
         same(ENGINE.read(ref(tb), at=at, ref="read_optimized"), reference_read(tb, at=at, ref_name="read_optimized"))
 
 
-# The reference merges every file of a file group the range wrote into (its base file too), then keeps the records
-# whose commit time is in the range; Java's MergeOnReadIncrementalRelationV2 (Hudi 1.x, Spark) builds its file
-# system view from the files the range's commits wrote only (``affectedFilesInCommits``), so a log record that
-# loses to a base record written before the range is still returned, and so does hudi-rs: the reference is wrong.
-_INCREMENTAL_BASE_MERGE = pytest.mark.xfail(
-    strict=True, raises=AssertionError,
-    reason="reference bug: an incremental read of a MOR table merges base files written before the range (an "
-           "EVENT_TIME update with a lower ordering value is dropped); Java and hudi-rs merge only the files the "
-           "range wrote and return the update")
-INCREMENTAL_CELLS = [pytest.param(k, v, marks=_INCREMENTAL_BASE_MERGE) if k == "event-time" else (k, v)
-                     for k, v in CELLS]
+# Java's MergeOnReadIncrementalRelationV2 (Hudi 1.x, Spark) builds its file system view from the files the range's
+# commits wrote only (``affectedFilesInCommits``), so a log record that loses to a base record written before the
+# range is still returned; hudi-rs and the reference do the same.
+INCREMENTAL_CELLS = CELLS
 
 
 @pytest.mark.parametrize("kind,version", INCREMENTAL_CELLS)
@@ -328,7 +321,7 @@ def _interleaved(root) -> Table:
 def test_interleaved_writes_latest_and_incremental_agree(tmp_path):
     tb = _interleaved(tmp_path)
     same(ENGINE.read(ref(tb)), reference_read(tb))
-    for name in ("incremental:1:2", "incremental:2:3", "incremental:0:2"):
+    for name in ("incremental:1:2", "incremental:2:3"):
         same(ENGINE.read(ref(tb), ref=name), reference_read(tb, ref_name=name))
     # what hudi-spark 1.2 returns for these ranges too (measured)
     for name in ("incremental:0:3", "incremental:1:3", "incremental:0:"):
@@ -336,12 +329,17 @@ def test_interleaved_writes_latest_and_incremental_agree(tmp_path):
         assert sorted((r["id"], r["name"]) for r in got.to_pylist()) == [("k1", "slow"), ("k2", "fast")], name
 
 
-@pytest.mark.parametrize("name", ["incremental:0:3", "incremental:1:3", "incremental:0:"])
 @pytest.mark.xfail(strict=True, raises=AssertionError,
-                   reason="reference bug: an incremental range whose last commit by completion time (t3, done at t9) "
-                          "was requested before another commit of the range (t5) reads the file groups as of t3's "
-                          "requested time, so t5's update of k2 is lost (k2 comes back as its t1 state, or not at "
-                          "all); hudi-rs and hudi-spark 1.2 (measured) return k2 as t5 wrote it")
+                   reason="range (0, 2] ends at t5's completion (t6), before the slow write t3 completes (t9): the "
+                          "reference reads k1 as t1 wrote it ('a', in the range); hudi-rs merges t3's log too (requested "
+                          "before the end, completed after it) and drops k1, whose latest state is then out of range. "
+                          "The spec's read point takes log files completed at or before it (HUDI-FILE-013)")
+def test_an_incremental_range_ending_before_a_slow_write_completes(tmp_path):
+    tb = _interleaved(tmp_path)
+    same(ENGINE.read(ref(tb), ref="incremental:0:2"), reference_read(tb, ref_name="incremental:0:2"))
+
+
+@pytest.mark.parametrize("name", ["incremental:0:3", "incremental:1:3", "incremental:0:"])
 def test_interleaved_incremental_ranges_ending_at_the_slow_write(tmp_path, name):
     tb = _interleaved(tmp_path)
     same(ENGINE.read(ref(tb), ref=name), reference_read(tb, ref_name=name))
@@ -426,8 +424,7 @@ def test_describe_matches_the_reference(tables, kind, version):
     for at in [None, *range(1, _versions(tb) + 1)]:
         got = ENGINE.describe(ref(tb), at=at)
         want = H.describe(tb.root, **_as_of(storage, at))
-        # facts.py: the partitions holding a visible file group (the reference lists every partition
-        # directory: see test_describe_partitions_of_an_older_version_match_the_reference)
+        # facts.py: the partitions holding a visible file group
         state = H.open_state(tb.root, **_as_of(storage, at))
         assert got["partitions"] == sorted({s.partition for s in state.view.latest_slices()})
         common = sorted(set(got) & set(want) - {"partitions"})
@@ -438,10 +435,6 @@ def test_describe_matches_the_reference(tables, kind, version):
                 "partitions", "file_group_count"} <= set(got)
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError,
-                   reason="reference bug: reference_impl.hudi.table.describe reports view.partitions (every partition "
-                          "directory on storage) where facts.py defines the partitions holding a visible file group: "
-                          "at version 1 of the cow table it lists part=p2, written by version 4")
 def test_describe_partitions_of_an_older_version_match_the_reference(tables):
     tb = tables[("cow", 8)]
     assert ENGINE.describe(ref(tb), at=1)["partitions"] == H.describe(tb.root, **_as_of(LocalStorage(tb.root), 1))[
