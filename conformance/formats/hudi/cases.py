@@ -146,8 +146,7 @@ for _version in (6, 8, 9):
             rules=("HUDI-LAYOUT-004", "HUDI-TIMELINE-019", "HUDI-FILE-004", "HUDI-TABLE-003", "HUDI-META-001",
                    *_LAYOUT_RULES[_version], *_KIND_RULES[_kind]),
             steps=[table(BASE, kind=_kind, version=_version), Append(rows=base(*R1)), Append(rows=base(*R2))],
-            expected=[Expected(version=0, rows=empty(BASE)),
-                      Expected(version=1, rows=base(*R1), metadata={**_facts, "action": _ACTION[_kind]}),
+            expected=[Expected(version=1, rows=base(*R1), metadata={**_facts, "action": _ACTION[_kind]}),
                       Expected(rows=base(*R1, *R2), metadata={**_facts, "partitions": ["part=a", "part=b"]})],
         )
         case(

@@ -9,6 +9,7 @@ from __future__ import annotations
 from conformance.findings import Finding
 
 _HUDI_RS = {"hudi-rs": "0.5.0"}
+_SPARK = {"spark-3.5": "hudi-spark3.5-bundle 1.2.0"}
 
 FINDINGS: tuple[Finding, ...] = (
     Finding(
@@ -43,5 +44,86 @@ FINDINGS: tuple[Finding, ...] = (
         section="tech-specs-1point0 (Reader Expectations, Schema)",
         upstream="engine bug",
         versions=_HUDI_RS,
+    ),
+    # ------------------------------------------------------------------ Spark 3.5 + hudi-spark 1.2
+    Finding(
+        id="spark35-hudi-refuses-ancient-dates",
+        engines=("spark-3.5",),
+        cases=("hudi/types-primitives", "hudi/types-primitives-mor-log"),
+        status="error",
+        pattern=r"READ_ANCIENT_DATETIME|INCONSISTENT_BEHAVIOR_CROSS_VERSION",
+        cause=("Spark 3.5 refuses to read the DATE 0001-01-01 from a Hudi base file it did not write "
+               "('INCONSISTENT_BEHAVIOR_CROSS_VERSION.READ_ANCIENT_DATETIME') unless the user sets "
+               "spark.sql.parquet.datetimeRebaseModeInRead; its own tables carry Spark's legacy-calendar marker."),
+        spec=("Hudi's schema is Avro, whose date is days since the epoch in the proleptic Gregorian calendar: the "
+              "value is well defined and the reference and hudi-rs read it. The refusal is a default of the engine."),
+        rules=("HUDI-COMMIT-003", "HUDI-META-001"),
+        section="tech-specs-1point0 (Schema); Avro specification, Logical Types",
+        upstream="engine limitation",
+        versions=_SPARK,
+    ),
+    Finding(
+        id="hudi-spark-cannot-write-null-array-elements",
+        engines=("*",),
+        writers=("spark-3.5",),
+        cases=("hudi/types-nested", "hudi/types-nested-mor-log"),
+        status="error",
+        pattern=r"Array contains a null element|Failed to write to Hudi",
+        cause=("hudi-spark 1.2 fails to write a row whose array column holds a null element ('Array contains a null "
+               "element at 1. Set parquet.avro.write-old-list-structure=false'): its Parquet writer keeps "
+               "parquet-avro's old two-level list layout by default, which has no null elements."),
+        spec=("The table's Avro schema allows the value (an array of a nullable string), and the reference and "
+              "hudi-rs read such base files: the refusal is a default of Hudi's writer, not a property of the table."),
+        rules=("HUDI-COMMIT-003",),
+        section="tech-specs-1point0 (Schema)",
+        upstream="engine limitation",
+    ),
+    Finding(
+        id="spark35-hudi-vectorized-reader-refuses-nested-type-change",
+        engines=("spark-3.5",),
+        cases=("hudi/promote-array-element",),
+        status="error",
+        pattern=r"cannot be read in vectorized mode",
+        cause=("hudi-spark 1.2 on Spark 3.5 refuses to read a table whose array element type was promoted (int to "
+               "long): 'Nested types with type changes (implicit or explicit) cannot be read in vectorized mode', "
+               "unless the user turns Spark's vectorized Parquet reader off."),
+        spec=("The seed page lists promotions of array elements and map values as supported for COW and MOR "
+              "(HUDI-EVOL-008, HUDI-EVOL-017); the reference and hudi-rs read the old files as the new type."),
+        rules=("HUDI-EVOL-008", "HUDI-EVOL-017"),
+        section="schema_evolution.md (Schema evolution on write)",
+        upstream="engine limitation",
+        versions=_SPARK,
+    ),
+    Finding(
+        id="spark35-hudi-reads-no-rows-from-a-misplaced-timeline",
+        engines=("spark-3.5",),
+        cases=("hudi/neg-layout-version-mismatch",),
+        status="fail",
+        pattern=r"returned 0 row\(s\) silently",
+        cause=("hudi-spark 1.2 reads a table of table version 9 whose hoodie.properties says timeline layout 1 as an "
+               "empty table: it looks for instants in .hoodie/, finds none and returns no rows, where hudi-rs and the "
+               "reference refuse the inconsistent pair."),
+        spec=("Timeline layout 2 belongs to table versions 8 and 9 and a reader must reject an inconsistent pair "
+              "(HUDI-LAYOUT-004): the rows silently missing are the one answer that is not conformant."),
+        rules=("HUDI-LAYOUT-004",),
+        section="HoodieTableVersion; hudi-rs table validation",
+        upstream="engine bug",
+        versions=_SPARK,
+    ),
+    Finding(
+        id="spark35-hudi-reads-timestamp-keygen-partition-as-text",
+        engines=("spark-3.5",),
+        cases=("hudi/keygen-timestamp",),
+        status="fail",
+        pattern=r"column 'day': type string, expected int64",
+        cause=("hudi-spark 1.2 reads the partition column of a table partitioned by the timestamp-based key "
+               "generator as the text of the partition path ('2024-01-01'), a string, instead of the long the data "
+               "files hold (1704067200000)."),
+        spec=("Partition columns stay in the data files (HUDI-LAYOUT-014: unless drop.partition.columns is set); the "
+              "path is derived from the value, so the value is the file's long, as the reference and hudi-rs read it."),
+        rules=("HUDI-LAYOUT-014", "HUDI-LAYOUT-015"),
+        section="tech-specs (Data Layout); key generators",
+        upstream="engine bug",
+        versions=_SPARK,
     ),
 )

@@ -227,6 +227,13 @@ def create_options(table: TableRef, step: Create) -> dict[str, str]:
         opts["hoodie.datasource.write.keygenerator.type"] = (
             "NON_PARTITIONED" if not parts else "SIMPLE" if len(parts) == 1 and "," not in
             opts["hoodie.datasource.write.recordkey.field"] else "COMPLEX")
+    # hudi-spark 1.2 reads the merge mode of a write from the write config's key (hoodie.write.record.merge.mode);
+    # the table config's key alone is overridden by the mode the default payload class implies (EVENT_TIME)
+    if opts.get("hoodie.record.merge.mode"):
+        opts.setdefault("hoodie.write.record.merge.mode", opts["hoodie.record.merge.mode"])
+    # a key generator type Spark's writer does not map to its class by itself (measured: TIMESTAMP wrote SIMPLE)
+    if opts.get("hoodie.datasource.write.keygenerator.type", "").upper() == "TIMESTAMP":
+        opts.setdefault("hoodie.datasource.write.keygenerator.class", "org.apache.hudi.keygen.TimestampBasedKeyGenerator")
     opts.setdefault("hoodie.table.name", props.get("hoodie.table.name") or _name(table))
     opts.setdefault("hoodie.datasource.write.table.type", "COPY_ON_WRITE")
     opts.setdefault("hoodie.write.table.version", "9")
@@ -259,6 +266,8 @@ def existing_options(config: Mapping[str, str]) -> dict[str, str]:
                 "hoodie.record.merge.mode", "hoodie.compaction.payload.class"):
         if config.get(key):
             opts[key] = config[key]
+    if opts.get("hoodie.record.merge.mode"):  # the write config's key decides (see create_options)
+        opts["hoodie.write.record.merge.mode"] = opts["hoodie.record.merge.mode"]
     # A table whose Create turned the metadata table on keeps it: a write with it off deletes it (Hudi does).
     if config.get("hoodie.table.metadata.partitions", "").strip():
         opts["hoodie.metadata.enable"] = "true"
