@@ -126,4 +126,23 @@ FINDINGS: tuple[Finding, ...] = (
         upstream="engine bug",
         versions=_SPARK,
     ),
+    # ------------------------------------------------------------------ Daft
+    Finding(
+        id="daft-requires-keygenerator-class",
+        engines=("daft",),
+        writers=("spark-3.5",),
+        cases=("hudi/v6-cow-*",),
+        status="unsupported",
+        pattern=r"needs 'hoodie\.table\.keygenerator\.class'",
+        cause=("daft 0.7.26's read_hudi indexes hoodie.properties for hoodie.table.keygenerator.class (KeyError), "
+               "which Hudi 1.2 does not write for the table-version-6 tables it creates: it records "
+               "hoodie.table.keygenerator.type instead."),
+        spec=("hoodie.properties requires only hoodie.table.name, .type and .version (HUDI-LAYOUT-003); the key "
+              "generator is optional configuration with a default, and the key generator never changes how a "
+              "reader reads rows (the record key and partition path are meta columns)."),
+        rules=("HUDI-LAYOUT-003", "HUDI-LAYOUT-002"),
+        section="tech-specs-1point0 (Table Properties)",
+        upstream="engine bug",
+        versions={"daft": "0.7.26"},
+    ),
 )

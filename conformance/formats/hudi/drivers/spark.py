@@ -78,6 +78,7 @@ ERRORS = errors.ErrorPatterns(
     invalid_on_read=(
         "HoodieIOException",
         "HoodieCorruptedDataException",
+        "CorruptedLogFileException",  # a log block whose framing does not hold (on S3 it refuses what it skips locally)
         "java.io.FileNotFoundException",
         "FileNotFoundException",
         "ParquetDecodingException",
