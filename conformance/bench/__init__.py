@@ -180,3 +180,29 @@ def validation_line(what: str, figures: dict) -> str:
         return f"{what}: validation failed: {figures['error'].splitlines()[-1]}"
     return (f"{what}: validated in {figures['wall']:.2f}s wall, {figures['cpu']:.2f}s CPU, peak {figures['peak_mb']:.0f} MB "
             f"({figures['baseline_mb']:.0f} MB after imports), {figures['violations']} violation(s)")
+
+
+def fit_exponent(xs: Sequence[float], ys: Sequence[float]) -> float | None:
+    """The least-squares slope of log(y) over log(x): y ~ x^k (None with fewer than two usable points)."""
+    import math
+
+    pts = [(math.log(x), math.log(y)) for x, y in zip(xs, ys) if x > 0 and y and y > 0]
+    if len(pts) < 2:
+        return None
+    mx = sum(p[0] for p in pts) / len(pts)
+    my = sum(p[1] for p in pts) / len(pts)
+    sxx = sum((p[0] - mx) ** 2 for p in pts)
+    if not sxx:
+        return None
+    return round(sum((p[0] - mx) * (p[1] - my) for p in pts) / sxx, 2)
+
+
+def growth(xs: Sequence[float], rows: Sequence[dict]) -> dict[str, float | None]:
+    """The fitted growth exponents of one engine over sizes ``xs``: median wall time, CPU time, and peak RSS
+    above the post-import baseline (``rows``: the engine's aggregate at each size)."""
+    return {
+        "wall": fit_exponent(xs, [r.get("median_seconds") for r in rows]),
+        "cpu": fit_exponent(xs, [r.get("median_cpu_seconds") for r in rows]),
+        "rss_above_baseline": fit_exponent(xs, [(r["peak_rss_mb"] - r["baseline_rss_mb"]) if "peak_rss_mb" in r
+                                                else None for r in rows]),
+    }

@@ -53,7 +53,6 @@ import datetime as dt
 import hashlib
 import io
 import json
-import math
 import os
 import shutil
 import struct
@@ -63,14 +62,14 @@ import time
 from typing import Any, Sequence
 
 from conformance.bench import (
-    aggregate, engine_line, interleaved, loadavg as _loadavg, maxrss_mb as _maxrss_mb, measure_in_child, profile_call, ratios,
+    aggregate, engine_line, growth, interleaved, loadavg as _loadavg, maxrss_mb as _maxrss_mb, measure_in_child, profile_call, ratios,
     say as _say, timed, verdict_lines,
 )
 
 TARGET_RATIO = 1.0
 MODULE = "conformance.formats.hudi.bench"
 PEER = "hudi-rs"
-INSTALL_HINT = "hudi-rs is not installed: /work/main/.venv/bin/python -m pip install hudi==0.5.0 (or pip install lakeconf[hudi])"
+INSTALL_HINT = "hudi-rs is not installed: pip install 'lakeconf[hudi]' (hudi==0.5.0)"
 TOKEN = "0-1-0"  # write token: task partition id 0, stage 1, attempt 0
 META = ("_hoodie_commit_time", "_hoodie_commit_seqno", "_hoodie_record_key", "_hoodie_partition_path", "_hoodie_file_name")
 DATA_FIELDS = [{"name": "id", "type": ["null", "string"], "default": None},
@@ -638,19 +637,6 @@ def summary(result: dict) -> str:
 # --------------------------------------------------------------------------------------------
 
 
-def fit_exponent(xs: Sequence[float], ys: Sequence[float]) -> float | None:
-    """The least-squares slope of log(y) over log(x): y ~ x^k (None with fewer than two usable points)."""
-    pts = [(math.log(x), math.log(y)) for x, y in zip(xs, ys) if x > 0 and y and y > 0]
-    if len(pts) < 2:
-        return None
-    mx = sum(p[0] for p in pts) / len(pts)
-    my = sum(p[1] for p in pts) / len(pts)
-    sxx = sum((p[0] - mx) ** 2 for p in pts)
-    if not sxx:
-        return None
-    return round(sum((p[0] - mx) * (p[1] - my) for p in pts) / sxx, 2)
-
-
 def run_scale(totals: Sequence[int], partitions: int = 10, commits: int = 1_000, logs_per_group: float = 2.0, repeat: int = 3,
               workdir: str | None = None, *, version: int = 8) -> dict:
     """``run_hudi`` at each file-group count (``partitions`` x total / partitions groups; log files per group kept
@@ -679,12 +665,7 @@ def run_scale(totals: Sequence[int], partitions: int = 10, commits: int = 1_000,
     xs = [row["file_groups"] for row in out["sizes"]]
     for engine in ("reference", PEER):
         rows = [row[engine] for row in out["sizes"]]
-        out["exponents"][engine] = {
-            "wall": fit_exponent(xs, [r.get("median_seconds") for r in rows]),
-            "cpu": fit_exponent(xs, [r.get("median_cpu_seconds") for r in rows]),
-            "rss_above_baseline": fit_exponent(xs, [(r["peak_rss_mb"] - r["baseline_rss_mb"]) if "peak_rss_mb" in r else None
-                                                    for r in rows]),
-        }
+        out["exponents"][engine] = growth(xs, rows)
     return out
 
 

@@ -51,7 +51,6 @@ import datetime as dt
 import hashlib
 import io
 import json
-import math
 import os
 import shutil
 import struct
@@ -61,7 +60,7 @@ import time
 from typing import Any, Sequence
 
 from conformance.bench import (
-    aggregate, engine_line, interleaved, loadavg as _loadavg, maxrss_mb as _maxrss_mb, measure_in_child, profile_call, ratios,
+    aggregate, engine_line, growth, interleaved, loadavg as _loadavg, maxrss_mb as _maxrss_mb, measure_in_child, profile_call, ratios,
     say as _say, timed, validation_in_child, validation_line, verdict_lines,
 )
 
@@ -703,19 +702,6 @@ def summary(result: dict) -> str:
 # --------------------------------------------------------------------------------------------
 
 
-def fit_exponent(xs: Sequence[float], ys: Sequence[float]) -> float | None:
-    """The least-squares slope of log(y) over log(x): y ~ x^k (None with fewer than two usable points)."""
-    pts = [(math.log(x), math.log(y)) for x, y in zip(xs, ys) if x > 0 and y and y > 0]
-    if len(pts) < 2:
-        return None
-    mx = sum(p[0] for p in pts) / len(pts)
-    my = sum(p[1] for p in pts) / len(pts)
-    sxx = sum((p[0] - mx) ** 2 for p in pts)
-    if not sxx:
-        return None
-    return round(sum((p[0] - mx) * (p[1] - my) for p in pts) / sxx, 2)
-
-
 def run_scale(totals: Sequence[int], files: int = 100, buckets: int = 4, partitions: int = 16, repeat: int = 3,
               workdir: str | None = None, *, pk: bool = True) -> dict:
     """``run_paimon`` at each total file count (snapshots = total / files per snapshot), then the fitted
@@ -741,12 +727,7 @@ def run_scale(totals: Sequence[int], files: int = 100, buckets: int = 4, partiti
     xs = [row["total_files"] for row in out["sizes"]]
     for engine in ("reference", "pypaimon"):
         rows = [row[engine] for row in out["sizes"]]
-        out["exponents"][engine] = {
-            "wall": fit_exponent(xs, [r.get("median_seconds") for r in rows]),
-            "cpu": fit_exponent(xs, [r.get("median_cpu_seconds") for r in rows]),
-            "rss_above_baseline": fit_exponent(xs, [(r["peak_rss_mb"] - r["baseline_rss_mb"]) if "peak_rss_mb" in r else None
-                                                    for r in rows]),
-        }
+        out["exponents"][engine] = growth(xs, rows)
     return out
 
 

@@ -69,11 +69,13 @@ def test_key_rows_and_containers_match_the_reference_encoders():
         assert len(M.read_manifest(f.container([f.datum(r) for r in records]))) == 400
 
 
-def test_fit_exponent():
+def test_fit_exponent():  # the shared harness's fit, which every format's --scale uses
+    from conformance.bench import fit_exponent
+
     xs = [1_000, 10_000, 100_000]
-    assert B.fit_exponent(xs, [0.01 * x for x in xs]) == 1.0
-    assert B.fit_exponent(xs, [1e-6 * x * x for x in xs]) == 2.0
-    assert B.fit_exponent([10], [1.0]) is None
+    assert fit_exponent(xs, [0.01 * x for x in xs]) == 1.0
+    assert fit_exponent(xs, [1e-6 * x * x for x in xs]) == 2.0
+    assert fit_exponent([10], [1.0]) is None
 
 
 def test_validation_bench_in_child(tmp_path):
