@@ -44,6 +44,7 @@ import pyarrow.compute as pc
 from reference_impl.errors import InvalidTable, Unsupported
 from reference_impl.hudi import avro_schema as AS
 from reference_impl.hudi import commit_metadata as CM
+from reference_impl.hudi import evolution as EV
 from reference_impl.hudi import fileslices as FS
 from reference_impl.hudi import logfile as LF
 from reference_impl.hudi import naming as N
@@ -165,9 +166,12 @@ def _conform(table: pa.Table, schema: pa.Schema) -> pa.Table:
         if f.name in table.column_names:
             col = table.column(f.name)
             if col.type != f.type:
+                # A column written before a promotion / ALTER TYPE: Hudi's conversions (Java's spellings for
+                # float/double -> string, float -> double via Float.toString, string -> date/decimal with nulls
+                # for unparseable text), which Arrow's cast does not all reproduce.
                 try:
-                    col = col.cast(f.type)
-                except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
+                    col = EV.convert(col, f.type)
+                except (pa.ArrowInvalid, pa.ArrowNotImplementedError, InvalidTable) as exc:
                     raise InvalidTable(f"column {f.name} of type {col.type} does not read as {f.type}: {exc}",
                                        rule="HUDI-COMMIT-003") from None
             cols.append(col)
@@ -299,15 +303,28 @@ def _block_rows(block: LF.LogBlock, schema: pa.Schema) -> list[dict]:
                     row[AS.IS_DELETED] = True
         return out
     if block.block_type is LF.BlockType.AVRO_DATA:
-        out = []
-        for rec in block.records or []:
-            row = {f.name: AS.to_arrow_value(rec.get(f.name), f.type) for f in schema}
+        records = block.records or []
+        # Values as the block's own writer schema types them, then conformed to the table's schema like a Parquet
+        # block (a column promoted since, e.g. int -> string, reads converted, not as the old type).
+        source = _block_schema(block, schema)
+        typed = {f.name: f.type for f in source}
+        cols = {f.name: [AS.to_arrow_value(rec.get(f.name), typed.get(f.name, f.type)) for rec in records]
+                for f in schema}
+        table = pa.table({n: pa.array(v, typed.get(n, schema.field(n).type)) for n, v in cols.items()})
+        out = _conform(table, schema).to_pylist()
+        for row, rec in zip(out, records):
             if rec.get(AS.IS_DELETED) is True:
                 row[AS.IS_DELETED] = True  # a delete even when the table schema lacks the column
-            out.append(row)
         return out
     raise Unsupported(f"{block.block_type.name} data blocks are not read by the reference",
                       feature=f"hudi-log-block:{block.block_type.name.lower()}", rule="HUDI-LOG-004")
+
+
+def _block_schema(block: LF.LogBlock, schema: pa.Schema) -> pa.Schema:
+    """The Arrow schema of a data block's writer schema (its SCHEMA header), the table's when it has none."""
+    if not block.schema:
+        return schema
+    return AS.table_arrow_schema(block.schema)
 
 
 def _ordering_type(state: ReadState) -> str | None:

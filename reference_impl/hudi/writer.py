@@ -55,8 +55,11 @@ What is written:
   (``successDeleteFiles``). No rollback command block is appended: Hudi 1.2 and 0.15 with markers write none
   (0.15 without markers appends one to a new log file; not reproduced);
 * ``add_column`` / ``change_column_type``: an empty commit (``ALTER_SCHEMA``, the table's commit action) whose
-  metadata carries the new schema, as Spark's ``ALTER TABLE`` does without schema-on-read; types are promoted on
-  write (existing files keep theirs: int -> long -> float -> double, string <-> bytes).
+  metadata carries the new schema, as Spark's ``ALTER TABLE`` does without schema-on-read; type changes follow the
+  ALTER COLUMN TYPE matrix (``evolution.alter_type_allowed``), existing files keep their type and read converted;
+* schema evolution on write: a batch whose column types differ from the table's follows the seed's promotion table
+  (``evolution.on_write_type``): narrower values are converted, a wider type promotes the table's column in that
+  commit, an X cell refuses the write (nothing written); key, partition and ordering columns keep their type.
 
 Checked by hand (2026-11-26, /work/scratch/hudi-writer): hudi-rs 0.5.0 and Spark 3.5 + Hudi 1.2.0 read the tables
 this writer makes (v6/v8/v9, COW/MOR, Avro and Parquet log blocks; snapshot, read-optimized, time travel,
@@ -87,6 +90,7 @@ from reference_impl.common import sql as SQL
 from reference_impl.errors import CommitConflict, InvalidTable, LakeconfError, Unsupported
 from reference_impl.hudi import avro_schema as AS
 from reference_impl.hudi import commit_metadata as CM
+from reference_impl.hudi import evolution as EV
 from reference_impl.hudi import logfile as LF
 from reference_impl.hudi import naming as N
 from reference_impl.hudi import properties as P
@@ -103,33 +107,17 @@ TIMESTAMP_TYPE = "hoodie.keygen.timebased.timestamp.type"
 LOG_BLOCK_FORMAT = "hoodie.logfile.data.block.format"
 NULL_KEY, EMPTY_KEY = "__null__", "__empty__"  # KeyGenUtils.NULL_RECORDKEY_PLACEHOLDER / EMPTY_...
 RULE_WRITE = "HUDI-TIMELINE-002"
-# On-write type promotions (Hudi's AvroSchemaCompatibility as the writer applies it).
-# int and long to string per the seed page's matrix (HUDI-PROMO-025/026); float and double to string are left
-# out: Java prints 1.0E300 where Arrow prints 1e+300, and the page does not say whose text readers return.
-_PROMOTIONS = {
-    "int32": ("int64", "float", "double", "string"), "int64": ("float", "double", "string"), "float": ("double",),
-    "string": ("binary",), "binary": ("string",),
-}
 
 
 def _promotable(old: pa.DataType, new: pa.DataType) -> bool:
-    """Whether Hudi's on-write evolution takes ``old`` to ``new``: a primitive promotion, the same recursively
-    inside array elements and map values (HUDI-EVOL-008/017), and a struct whose fields keep their order and
-    promote, with nullable fields appended (HUDI-EVOL-002/007)."""
-    if old == new:
-        return True
-    if pa.types.is_list(old) and pa.types.is_list(new):
-        return _promotable(old.value_type, new.value_type)
-    if pa.types.is_map(old) and pa.types.is_map(new):
-        return old.key_type == new.key_type and _promotable(old.item_type, new.item_type)
-    if pa.types.is_struct(old) and pa.types.is_struct(new):
-        if new.num_fields < old.num_fields:
-            return False
-        for i in range(old.num_fields):
-            if old.field(i).name != new.field(i).name or not _promotable(old.field(i).type, new.field(i).type):
-                return False
-        return all(new.field(i).nullable for i in range(old.num_fields, new.num_fields))
-    return str(new) in _PROMOTIONS.get(str(old), ())
+    """Whether ``change_column_type`` takes a column from ``old`` to ``new``: for a primitive column the ALTER
+    COLUMN TYPE matrix (``evolution.alter_type_allowed``, HUDI-CHG-*); for a nested one (whose type itself never
+    changes by ALTER, HUDI-CHG-051) the change a write of ``new``-typed rows would make on its own
+    (``evolution.on_write_type``: leaves promoted, nullable struct fields appended; HUDI-EVOL-002/007/008)."""
+    if EV.is_nested(old) or EV.is_nested(new):
+        res = EV.on_write_type(new, old)
+        return res is not None and EV.normalized(res) == EV.normalized(new)
+    return EV.alter_type_allowed(old, new)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -407,17 +395,55 @@ def _conform_input(ctx: _Ctx, rows: Any) -> pa.Table:
     extra = [c for c in rows.column_names if c not in set(ctx.schema.names)]
     if extra:
         raise InvalidTable(f"rows hold column(s) {extra} the table does not have", hint="add them with add_column first")
-    cols = []
+    # Schema evolution on write (HUDI-EVOL-015/016, HUDI-PROMO-*): a column whose type differs from the table's
+    # takes the type of the seed's promotion table (evolution.on_write_type): a narrower batch is converted, a
+    # wider one promotes the table's column in this very commit (its schema is what _complete records); an X
+    # cell refuses the write before any file is written. Record key, partition and ordering columns keep their
+    # type (keys, paths and merge order of existing records must not change meaning): the batch is converted to
+    # it. Pairs outside the seed's matrix convert with Arrow's cast, as before.
+    fixed = set(ctx.config.record_key_fields or ()) | set(ctx.config.partition_fields) | \
+        set(ctx.config.ordering_fields)
+    cols, fields = [], []
     for f in ctx.schema:
         col = rows.column(f.name)
-        if col.type != f.type:
-            try:
-                col = col.cast(f.type)
-            except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as exc:
-                raise InvalidTable(f"column {f.name!r} of type {col.type} does not convert to the table's {f.type}: "
-                                   f"{exc}") from None
-        cols.append(col)
+        target = f.type
+        evolves = f.name not in fixed and EV.in_promotion_matrix(col.type) and EV.in_promotion_matrix(f.type)
+        if col.type != f.type and evolves:
+            target = EV.write_type(col.type, f.type, f.name)
+        cols.append(_convert_input(f.name, col, target, evolves))
+        fields.append(f.with_type(target))
+    if any(f.type != t.type for f, t in zip(fields, ctx.schema)):
+        ctx.avro = WM.arrow_to_avro_schema(pa.schema(fields), ctx.config.name)
+        ctx.schema = AS.table_arrow_schema(ctx.avro, with_meta=False)
+        _reread_promoted(ctx)
+        cols = [_convert_input(f.name, c, f.type, True) for c, f in zip(cols, ctx.schema)]
     return pa.Table.from_arrays(cols, schema=pa.schema([f.with_nullable(True) for f in ctx.schema]))
+
+
+def _reread_promoted(ctx: _Ctx) -> None:
+    """Read the live slices under the promoted schema now (the index and COW rewrites need them so anyway): a
+    slice the reader cannot convert (an Avro log block written before the promotion: the reader's Avro block path
+    does not convert values) refuses the change here, before anything is written, instead of leaving a table
+    no reader can read."""
+    ctx._groups = None
+    try:
+        ctx.groups()
+    except (pa.ArrowException, LakeconfError) as exc:
+        raise Unsupported(f"existing records do not read under the changed schema: {exc}",
+                          feature="hudi-schema-evolution:avro-log-blocks", rule="HUDI-EVOL-015",
+                          hint="compact the table first (MOR log blocks keep the type they were written with)") \
+            from None
+
+
+def _convert_input(name: str, col: pa.ChunkedArray, to: pa.DataType, java: bool) -> pa.ChunkedArray:
+    """``col`` as ``to``: Hudi's value conversions (evolution.convert) for evolving columns, else Arrow's cast."""
+    if col.type == to:
+        return col
+    try:
+        return EV.convert(col, to) if java else col.cast(to)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError, InvalidTable) as exc:
+        raise InvalidTable(f"column {name!r} of type {col.type} does not convert to the table's {to}: "
+                           f"{exc}") from None
 
 
 def _text(value: Any) -> str | None:
@@ -1119,9 +1145,10 @@ def add_column(location: str | Storage, field: pa.Field) -> str:  # noqa: A002
 
 
 def change_column_type(location: str | Storage, name: str, type: pa.DataType) -> str:  # noqa: A002
-    """Promote a column's type (``_promotable``): an ALTER_SCHEMA commit.
+    """ALTER COLUMN ... TYPE (``_promotable``: the HUDI-CHG matrix of ``evolution``): an ALTER_SCHEMA commit.
 
-    Existing files keep the old type; readers promote on read, the writer on write. Returns the instant."""
+    Existing files keep the old type; readers convert on read (``evolution.convert``), the writer on write.
+    Returns the instant."""
     storage = _storage(location)
     ctx = _load(storage)
     if name not in ctx.schema.names:
@@ -1132,14 +1159,21 @@ def change_column_type(location: str | Storage, name: str, type: pa.DataType) ->
     if old == type:
         raise InvalidTable(f"column {name!r} is already {type}")
     if not _promotable(old, type):
-        raise Unsupported(f"changing column {name!r} from {old} to {type} is not a promotion Hudi allows on write",
-                          feature="hudi-type-change", rule="HUDI-EVOL-011",
-                          hint="allowed: int -> long/float/double/string, long -> float/double/string, float -> double, "
-                               "string <-> bytes, the same inside arrays and maps, nullable fields appended to structs")
+        raise Unsupported(f"changing column {name!r} from {old} to {type} is not a promotion Hudi allows",
+                          feature="hudi-type-change", rule=EV.alter_rule(old, type),
+                          hint="allowed (ALTER COLUMN TYPE matrix): int -> long/float/double/string/decimal, "
+                               "long -> float/double/string/decimal, float -> double/string/decimal, double -> "
+                               "string/decimal, decimal -> wider decimal/string, string -> date/decimal/bytes, "
+                               "date -> string, bytes -> string; nested columns: leaves promoted as on write, "
+                               "nullable struct fields appended")
     if name in (ctx.config.record_key_fields or ()) or name in ctx.config.partition_fields:
         raise Unsupported(f"changing the type of key or partition column {name!r}", feature="hudi-type-change")
     idx = ctx.schema.get_field_index(name)
-    return _alter(storage, ctx, ctx.schema.set(idx, pa.field(name, type)))
+    new_schema = ctx.schema.set(idx, pa.field(name, type))
+    ctx.avro = WM.arrow_to_avro_schema(new_schema, ctx.config.name)
+    ctx.schema = AS.table_arrow_schema(ctx.avro, with_meta=False)
+    _reread_promoted(ctx)  # before the ALTER commit: older files must read converted
+    return _alter(storage, ctx, new_schema)
 
 
 __all__ = ["create_table", "insert", "upsert", "delete", "delete_where", "update_where", "insert_overwrite_table",
