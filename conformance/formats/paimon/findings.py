@@ -375,6 +375,41 @@ FINDINGS: tuple[Finding, ...] = (
         versions={"pypaimon-rust": _PAIMON_RUST},
     ),
     Finding(
+        id="paimon-spark-0-9-ignores-aggregation-remove-record-on-delete",
+        engines=("spark-3.5",),
+        cases=("paimon/merge-aggregation-reinsert-after-delete", "paimon/neg-aggregation-conflicting-retract-options"),
+        status="fail",
+        pattern=r"1 unexpected row\(s\)|returned 2 row\(s\) silently",
+        cause=("paimon-spark 0.9 predates aggregation.remove-record-on-delete (its CoreOptions knows only "
+               "partial-update.remove-record-on-delete, checked in the 0.9.0 jar): it ignores the option, so a -D "
+               "retracts from the aggregate instead of removing the row, and a table that pairs the option with a "
+               "field's ignore-retract is read instead of refused."),
+        spec=("The current spec and Java define the option (CoreOptions: remove the whole row when -D records "
+              "arrive) and refuse it together with ignore-retract (FieldAggregatorFactory): the reference and Paimon "
+              "1.4.2 follow them. A disagreement between Paimon releases, not a wrong table."),
+        rules=("PAIMON-DATA-003", "PAIMON-DATA-004", "PAIMON-SCHEMA-010"),
+        section="primary-key-table/merge-engine/aggregation",
+        upstream="engine limitation",
+        versions={"spark-3.5": "paimon-spark 0.9.0"},
+    ),
+    Finding(
+        id="paimon-spark-0-9-crashes-on-partial-update-reinsert-after-delete",
+        engines=("spark-3.5",),
+        cases=("paimon/merge-partial-update-reinsert-after-delete",),
+        status="error",
+        pattern=r"NullPointerException",
+        cause=("paimon-spark 0.9 fails with a NullPointerException reading a partial-update table with "
+               "partial-update.remove-record-on-delete whose key was deleted and inserted again (+I, -D, +I in "
+               "three commits), where the reference reads the re-inserted row and Java 1.4.2 reads it with the "
+               "deleted record's values (a finding of its own)."),
+        spec=("The docs define the option as removing the whole row on -D (partial-update.md, CoreOptions); a key "
+              "inserted afterwards starts a new row. A crash is neither answer."),
+        rules=("PAIMON-DATA-003", "PAIMON-DATA-004"),
+        section="primary-key-table/merge-engine/partial-update",
+        upstream="engine bug",
+        versions={"spark-3.5": "paimon-spark 0.9.0"},
+    ),
+    Finding(
         id="pypaimon-calls-conflicting-aggregation-options-unsupported",
         engines=_PY_READERS,
         cases=("paimon/neg-aggregation-conflicting-retract-options",),
