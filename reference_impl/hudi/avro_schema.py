@@ -20,13 +20,13 @@ that schema to an Arrow schema, type by type, and turns the Python values fastav
 from __future__ import annotations
 
 import datetime as dt
-import json
 import uuid
 from typing import Any, Mapping
 
 import pyarrow as pa
 
 from reference_impl.errors import InvalidTable, Unsupported
+from reference_impl.common.jsontext import loads as json_loads  # deep nesting: a ValueError, not a RecursionError
 
 # Meta columns, in the order every Hudi file carries them (HUDI-META-001).
 COMMIT_TIME = "_hoodie_commit_time"
@@ -47,7 +47,7 @@ MAX_DEPTH = 64
 def parse_avro_schema(text: str, *, path: str | None = None) -> Any:
     """The JSON of an Avro schema text (InvalidTable when it is not JSON)."""
     try:
-        return json.loads(text)
+        return json_loads(text)
     except ValueError as exc:
         raise InvalidTable(f"table schema is not JSON: {exc}", path=path, rule="HUDI-COMMIT-003") from None
 

@@ -54,7 +54,6 @@ from __future__ import annotations
 import base64
 import decimal
 import io
-import json
 import struct
 from dataclasses import dataclass, field
 from enum import IntEnum
@@ -64,6 +63,7 @@ from reference_impl.common.bounded import read_long as avro_read_long
 from reference_impl.common.bounded import write_long as avro_write_long
 from reference_impl.errors import Internal, InvalidTable, Unsupported
 from reference_impl.storage import Storage
+from reference_impl.common.jsontext import loads as json_loads  # deep nesting: a ValueError, not a RecursionError
 
 MAGIC = b"#HUDI#"
 LOG_FORMAT_VERSION = 1  # HoodieLogFormat.CURRENT_VERSION; 0 had no type, header or footer
@@ -435,7 +435,7 @@ def _parse_schema(schema_json: str, where: str, path: str | None):
     import fastavro
 
     try:
-        schema = json.loads(schema_json)
+        schema = json_loads(schema_json)
     except ValueError as exc:
         raise InvalidTable(f"{where}: SCHEMA header is not JSON: {exc}", path=path, rule=RULE_AVRO) from None
     _check_bounded_schema(schema, where, path)

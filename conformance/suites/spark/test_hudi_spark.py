@@ -35,53 +35,40 @@ def rows(ids, ts, names, parts) -> pa.Table:
 
 
 def _required() -> bool:
-    return any(os.environ.get(v, "") not in ("", "0", "false") for v in ("LAKECONF_REQUIRE_ENGINES",
-                                                                         "LAKECONF_REQUIRE_SPARK"))
+    # as the Spark suites' conftest: only LAKECONF_REQUIRE_SPARK makes a missing Spark a failure (the unit
+    # environment requires its engines but has no pyspark; the Spark environments set this one)
+    return os.environ.get("LAKECONF_REQUIRE_SPARK", "") not in ("", "0", "false")
 
 
 def _skip(reason: str):
     if _required():
-        pytest.fail(f"LAKECONF_REQUIRE_ENGINES/SPARK is set but Hudi on Spark cannot run: {reason}")
+        pytest.fail(f"LAKECONF_REQUIRE_SPARK is set but Hudi on Spark cannot run: {reason}")
     pytest.skip(reason)
 
 
-SPARK_DRIVER = "conformance.formats.hudi.drivers.spark"
 
 
 @pytest.fixture(scope="module")
 def engine():
-    """A Spark engine of this interpreter's line whose session carries Hudi's runtime.
-
-    The Hudi plugin may be unregistered (named PLUGIN) or registered without its Spark driver while the format
-    lands: the module then offers the registry a copy of the plugin that names the driver, for its own session
-    only (and skips, naming why, when another test of the process started the session without Hudi)."""
-    import dataclasses
-
-    from conformance import formats
+    """A Spark engine of this interpreter's line whose session carries Hudi's runtime (skipped, naming why, when
+    another test of the process started the session without Hudi)."""
     from conformance.engines.spark import lines, session
     from conformance.engines.spark.adapter import SparkEngine
-    from conformance.formats import hudi as package
     from conformance.formats.hudi.drivers import spark as driver
 
-    plugin = formats.all_formats().get("hudi") or getattr(package, "FORMAT", None) or getattr(package, "PLUGIN")
-    with pytest.MonkeyPatch.context() as mp:
-        if plugin.drivers.get("spark") != SPARK_DRIVER:
-            wanted = dataclasses.replace(plugin, drivers={**plugin.drivers, "spark": SPARK_DRIVER})
-            original = formats.all_formats
-            mp.setattr(formats, "all_formats", lambda: {**original(), "hudi": wanted})
-        eng = SparkEngine(os.environ.get("LAKECONF_SPARK_LINE") or None)
-        reason = eng.available()
-        if reason:
-            _skip(f"Spark not available: {reason}")
-        if eng.line.name not in driver.RUNTIMES:  # not a missing engine: Hudi has no runtime for the line
-            pytest.skip(driver.available(eng) or f"no Hudi runtime for Spark {eng.line.name}")
-        if "hudi" not in eng.formats():
-            _skip(f"LAKECONF_SPARK_FORMATS leaves hudi out ({','.join(eng.formats())})")
-        if session.stats()["formats"] and "hudi" not in session.started_formats():
-            _skip("the process's SparkSession was started without Hudi's runtime (run this module on its own)")
-        assert lines.line_for_pyspark(lines.installed_pyspark()) is eng.line
-        eng.start()
-        yield eng
+    eng = SparkEngine(os.environ.get("LAKECONF_SPARK_LINE") or None)
+    reason = eng.available()
+    if reason:
+        _skip(f"Spark not available: {reason}")
+    if eng.line.name not in driver.RUNTIMES:  # not a missing engine: Hudi has no runtime for the line
+        pytest.skip(driver.available(eng) or f"no Hudi runtime for Spark {eng.line.name}")
+    if "hudi" not in eng.formats():
+        _skip(f"LAKECONF_SPARK_FORMATS leaves hudi out ({','.join(eng.formats())})")
+    if session.stats()["formats"] and "hudi" not in session.started_formats():
+        _skip("the process's SparkSession was started without Hudi's runtime (run this module on its own)")
+    assert lines.line_for_pyspark(lines.installed_pyspark()) is eng.line
+    eng.start()
+    yield eng
 
 
 def hudi(tmp_path, name: str) -> TableRef:

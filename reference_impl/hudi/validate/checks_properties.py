@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from typing import Iterator
 
 from reference_impl.common.validation import Violation
 from reference_impl.hudi import properties as P
 from reference_impl.hudi.validate.context import METADATA_TABLE_DIR, Context
 from reference_impl.hudi.validate.registry import V, at, check
+from reference_impl.common.jsontext import loads as json_loads  # deep nesting: a ValueError, not a RecursionError
 
 @check("LAYOUT-001", "LAYOUT-006", relay=True)
 def table_root(ctx: Context) -> Iterator[Violation]:
@@ -93,7 +93,7 @@ def ordering_fields(ctx: Context) -> Iterator[Violation]:
     if latest is None:
         return
     try:
-        node = json.loads(latest[2])
+        node = json_loads(latest[2])
         names = {fld.get("name") for fld in node.get("fields") or () if isinstance(fld, dict)}
     except (ValueError, AttributeError):
         return  # COMMIT-003 reports an unreadable schema

@@ -3,7 +3,6 @@ hold, savepoints; and of commit metadata (HUDI-COMMIT)."""
 
 from __future__ import annotations
 
-import json
 from typing import Iterator
 
 from reference_impl.common.validation import Violation
@@ -13,6 +12,7 @@ from reference_impl.hudi import naming as N
 from reference_impl.hudi import timeline as T
 from reference_impl.hudi.validate.context import Context, TimelineFile
 from reference_impl.hudi.validate.registry import V, at, check
+from reference_impl.common.jsontext import loads as json_loads  # deep nesting: a ValueError, not a RecursionError
 
 COMMIT_KINDS = (T.COMMIT, T.DELTA_COMMIT, T.REPLACE_COMMIT)
 # The Avro record a completed file holds (HUDI-TIMELINE-017; replacecommit in v6 is JSON, in v8 this record).
@@ -273,7 +273,7 @@ def commit_schemas(ctx: Context) -> Iterator[Violation]:
         if text is None:
             continue
         try:
-            node = json.loads(text)
+            node = json_loads(text)
         except ValueError as exc:
             yield V("COMMIT-003", f"extraMetadata.schema is not JSON: {exc}", _where(f, "extraMetadata.schema"))
             continue

@@ -30,6 +30,7 @@ from reference_impl.hudi import properties as P
 from reference_impl.hudi import timeline as T
 from reference_impl.hudi.avro_schema import META_COLUMNS
 from reference_impl.storage import FileInfo, Storage, open_storage
+from reference_impl.common.jsontext import loads as json_loads  # deep nesting: a ValueError, not a RecursionError
 
 META_DIR = P.META_DIR
 PROPS_REL = f"{META_DIR}/{P.PROPERTIES_FILE}"
@@ -504,9 +505,7 @@ def _block_summary(block: LF.LogBlock) -> BlockSummary:
             b.commit_times.add(v)
     if block.block_type in (LF.BlockType.AVRO_DATA, LF.BlockType.PARQUET_DATA) and block.schema:
         try:
-            import json
-
-            node = json.loads(block.schema)
+            node = json_loads(block.schema)
             b.columns = [fld.get("name") for fld in node.get("fields", [])] if isinstance(node, dict) else None
         except ValueError:
             b.columns = None

@@ -128,3 +128,22 @@ def test_damaged_bytes_never_make_it_raise(fuzz_base, tmp_path_factory, data):
     except Unsupported:
         return  # the version byte became a real Hudi version the kit does not read
     assert isinstance(found, list)
+
+
+@pytest.mark.rule("HUDI-COMMIT-003")
+def test_a_deeply_nested_schema_string_is_a_violation_not_a_crash(tmp_path):
+    """A v6 commit whose extraMetadata.schema nests 100,000 arrays deep (JSON inside JSON): the parsers turn the
+    decoder's RecursionError into a refusal, so the validator reports the commit instead of crashing."""
+    import json as _json
+
+    from reference_impl.storage import LocalStorage
+
+    tb = TB.valid_table(str(tmp_path), version=6, table_type="COPY_ON_WRITE")
+    path = sorted(p for p in os.listdir(tb.timeline_dir) if p.endswith(".commit"))[-1]
+    full = os.path.join(tb.timeline_dir, path)
+    node = _json.loads(open(full, "rb").read())
+    node["extraMetadata"]["schema"] = "[" * 100_000 + "]" * 100_000
+    with open(full, "w") as fh:
+        _json.dump(node, fh)
+    found = validate_table(LocalStorage(str(tmp_path)))
+    assert found and "HUDI-COMMIT-003" in {v.rule for v in found}
