@@ -1,5 +1,5 @@
 """Writing Hudi tables (table versions 6, 8 and 9; copy-on-write and merge-on-read), the way Spark + Hudi 1.2 lays
-them out (facts checked against the Spark-written tables in /work/scratch/hudi-meta and /work/scratch/hudi-log).
+them out (facts checked against tables Spark 3.5 + Hudi 1.2 wrote: every table version and type, with log files).
 
 Commit protocol (HUDI-TIMELINE-*): every operation takes a new instant time, claims it by creating its
 ``.requested`` file with put-if-absent (another writer holding that time: a new time is taken, a bounded number
@@ -61,7 +61,7 @@ What is written:
   (``evolution.on_write_type``): narrower values are converted, a wider type promotes the table's column in that
   commit, an X cell refuses the write (nothing written); key, partition and ordering columns keep their type.
 
-Checked by hand (2026-11-26, /work/scratch/hudi-writer): hudi-rs 0.5.0 and Spark 3.5 + Hudi 1.2.0 read the tables
+Checked by hand (2026-11-26): hudi-rs 0.5.0 and Spark 3.5 + Hudi 1.2.0 read the tables
 this writer makes (v6/v8/v9, COW/MOR, Avro and Parquet log blocks; snapshot, read-optimized, time travel,
 incremental) with the reference reader's rows, and Spark's own upserts continue them.
 
