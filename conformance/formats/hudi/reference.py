@@ -14,6 +14,7 @@ import pyarrow as pa
 from conformance import model
 from conformance.engines.base import FormatSupport
 from conformance.formats.hudi import facts as F
+from conformance.formats.hudi.engines._common import data_columns, read_point
 from conformance.formats.hudi.steps import FailedWrite, Upsert
 from conformance.model import Step, TableRef
 
@@ -24,9 +25,6 @@ WRITE_STEPS = frozenset(
         model.ChangeColumnType, model.Optimize, model.Raw, Upsert, FailedWrite,
     )
 )
-META_PREFIX = "_hoodie_"
-META_COLUMNS = ("_hoodie_commit_time", "_hoodie_commit_seqno", "_hoodie_record_key", "_hoodie_partition_path",
-                "_hoodie_file_name")
 
 
 def support(engine: Any) -> FormatSupport:
@@ -40,50 +38,23 @@ def _storage(table: TableRef) -> Any:
     return storage_for(table)
 
 
-def incremental_range(storage: Any, first: int | None, last: int | None) -> tuple[str | None, str | None]:
-    """(begin, end) instant times of the incremental query over versions ``(first, last]``: commit times as
-    the table version orders commits (completion time in v8+, requested time in v6)."""
-    from reference_impl.hudi.versions import point
-
-    begin = point(storage, first) if first else None
-    end = point(storage, last) if last is not None else None
-    return (begin.as_of if begin else None), (end.as_of if end else None)
-
-
 def read(engine: Any, table: TableRef, *, at: int | None = None, timestamp: str | None = None,
          ref: str | None = None, columns: Sequence[str] | None = None) -> pa.Table:
-    """The table's data columns at version ``at`` / as of ``timestamp``, by the query ``ref`` names."""
+    """The table's data columns at the read point every engine is handed (``engines._common.read_point``); a
+    version is read as of its completion time in v8+ (the instant's state), its requested time in v6."""
     from reference_impl.hudi import table as TB
     from reference_impl.hudi import versions as V
 
     storage = _storage(table)
     cols = list(columns) if columns else None
-    query, first, last = F.parse_ref(ref) if ref else (TB.SNAPSHOT, None, None)
-    if query == F.READ_OPTIMIZED:
-        at = last if last is not None else at
-    if query == F.INCREMENTAL:
-        begin, end = incremental_range(storage, first, last)
-        return data_columns(TB.read_incremental(storage, begin=begin, end=end, columns=cols, meta_columns=False))
-    if timestamp is not None:
-        return data_columns(TB.read_table(storage, query=query, as_of=instant_of(timestamp), columns=cols,
-                                          meta_columns=False))
-    return data_columns(V.read_table(storage, version=at, query=query, columns=cols, meta_columns=False))
-
-
-def instant_of(timestamp: str) -> str:
-    """An ISO instant as a Hudi instant time (yyyyMMddHHmmssSSS in UTC)."""
-    import datetime as dt
-
-    when = dt.datetime.fromisoformat(timestamp)
-    if when.tzinfo is not None:
-        when = when.astimezone(dt.timezone.utc).replace(tzinfo=None)
-    return when.strftime("%Y%m%d%H%M%S") + f"{when.microsecond // 1000:03d}"
-
-
-def data_columns(t: pa.Table) -> pa.Table:
-    """``t`` without the five meta columns (their values are instant times and file names a writer picks)."""
-    keep = [n for n in t.column_names if n not in META_COLUMNS]
-    return t.select(keep) if len(keep) != t.num_columns else t
+    rp = read_point(table, at=at, timestamp=timestamp, ref=ref)
+    if rp.query == F.INCREMENTAL:
+        found = TB.read_incremental(storage, begin=rp.begin, end=rp.end, columns=cols, meta_columns=False)
+        return found.slice(0, 0) if rp.empty else found
+    if rp.empty:  # version 0: the created table
+        return V.read_table(storage, version=0, columns=cols, meta_columns=False)
+    travel = rp.point.read_options() if rp.point is not None else {"as_of": rp.as_of} if rp.as_of else {}
+    return data_columns(TB.read_table(storage, query=rp.query, columns=cols, meta_columns=False, **travel))
 
 
 def describe(engine: Any, table: TableRef, *, at: int | None = None, timestamp: str | None = None,

@@ -14,10 +14,9 @@ from conformance.engines._common import parse_timestamp, s3_config
 from conformance.formats.hudi import facts as F
 from conformance.formats.hudi import instants as I
 from conformance.model import TableRef
+from reference_impl.hudi.avro_schema import META_COLUMNS
 
 
-META_COLUMNS = ("_hoodie_commit_time", "_hoodie_commit_seqno", "_hoodie_record_key", "_hoodie_partition_path",
-                "_hoodie_file_name")
 
 
 def data_columns(t):
