@@ -61,6 +61,7 @@ import tempfile
 import time
 from typing import Any, Sequence
 
+from reference_impl.hudi import avro_schema as AS
 from conformance.bench import (
     aggregate, engine_line, growth, interleaved, loadavg as _loadavg, maxrss_mb as _maxrss_mb, measure_in_child, profile_call, ratios,
     say as _say, timed, verdict_lines,
@@ -71,7 +72,7 @@ MODULE = "conformance.formats.hudi.bench"
 PEER = "hudi-rs"
 INSTALL_HINT = "hudi-rs is not installed: pip install 'lakeconf[hudi]' (hudi==0.5.0)"
 TOKEN = "0-1-0"  # write token: task partition id 0, stage 1, attempt 0
-META = ("_hoodie_commit_time", "_hoodie_commit_seqno", "_hoodie_record_key", "_hoodie_partition_path", "_hoodie_file_name")
+META = AS.META_COLUMNS
 DATA_FIELDS = [{"name": "id", "type": ["null", "string"], "default": None},
                {"name": "ts", "type": ["null", "long"], "default": None},
                {"name": "name", "type": ["null", "string"], "default": None},
