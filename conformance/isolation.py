@@ -377,25 +377,50 @@ class RemoteEngine(Engine):
     """An engine that lives in a worker (another interpreter): every adapter call is forwarded.
 
     The harness treats it as in-process (it manages its own worker); ``unavailable`` is the reason
-    to give when the worker cannot be had at all (no interpreter set up).
+    to give when the worker cannot be had at all (no interpreter set up). With ``workers`` > 1 it
+    keeps that many independent workers (for Spark, as many JVMs) and takes as many jobs at once
+    (``concurrency``): each calling thread keeps to one worker, so a job's calls (its log mark, its
+    read, what the log gained) all reach the same process.
     """
 
     in_process = True
 
     def __init__(self, name: str, spec: tuple, *, python: str | None, unavailable: str | None = None,
-                 timeout: float = 1800.0) -> None:
+                 timeout: float = 1800.0, workers: int = 1) -> None:
+        import threading
+
         self.name = name
         self._spec = spec
         self._python = python
         self._unavailable = unavailable
         self._timeout = timeout
-        self._worker: Worker | None = None
+        self.concurrency = max(1, workers)
+        self._workers: list[Worker | None] = [None] * self.concurrency
+        self._lock = threading.Lock()
+        self._local = threading.local()
+        self._next_slot = 0
         self._cache: dict[str, Any] = {}
 
+    def _slot(self, index: int) -> Worker:
+        with self._lock:
+            worker = self._workers[index]
+            if worker is None:
+                worker = self._workers[index] = Worker(self.name, self._spec, timeout=self._timeout, python=self._python)
+            return worker
+
     def _w(self) -> Worker:
-        if self._worker is None:
-            self._worker = Worker(self.name, self._spec, timeout=self._timeout, python=self._python)
-        return self._worker
+        """The calling thread's worker (threads are dealt the workers in turn)."""
+        slot = getattr(self._local, "slot", None)
+        if slot is None:
+            with self._lock:
+                slot = self._local.slot = self._next_slot % self.concurrency
+                self._next_slot += 1
+        return self._slot(slot)
+
+    def _mine(self) -> Worker | None:
+        """The calling thread's worker if it has started one (the log calls start nothing)."""
+        slot = getattr(self._local, "slot", None)
+        return None if slot is None else self._workers[slot]
 
     def _cached(self, method: str) -> Any:
         if method not in self._cache:
@@ -432,7 +457,15 @@ class RemoteEngine(Engine):
             raise
 
     def start(self) -> None:
-        self._w().call("start")
+        """Start every worker's engine now, side by side (so JVM start-ups are timed as start-up)."""
+        if self.concurrency == 1:
+            self._w().call("start")
+            return
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(self.concurrency) as pool:
+            for future in [pool.submit(self._slot(i).call, "start") for i in range(self.concurrency)]:
+                future.result()
 
     def read(self, table, *, at=None, timestamp=None, ref=None, columns=None):
         kw = {"ref": ref} if ref is not None else {}
@@ -449,15 +482,19 @@ class RemoteEngine(Engine):
         return self._w().call("reproduction", table, at)
 
     def log_mark(self) -> Any:
-        return self._w().call("log_mark") if self._worker is not None else None
+        worker = self._mine()
+        return worker.call("log_mark") if worker is not None else None
 
     def log_since(self, mark: Any) -> str:
-        return self._w().call("log_since", mark) if self._worker is not None else ""
+        worker = self._mine()
+        return worker.call("log_since", mark) if worker is not None else ""
 
     def close(self) -> None:
-        if self._worker is not None:
-            self._worker.close()
-            self._worker = None
+        with self._lock:
+            workers, self._workers = self._workers, [None] * self.concurrency
+        for worker in workers:
+            if worker is not None:
+                worker.close()
 
 
 if __name__ == "__main__":

@@ -422,8 +422,12 @@ class Pending:
 class Lane:
     """One engine's work, in order: its start, the tables it builds, the cells it reads.
 
-    Every engine has a lane, so an engine never does two things at once, while different engines
-    work side by side (a JVM reading while the Python readers read in their worker processes).
+    Every engine has a lane, so an engine does no more at once than it says it can
+    (``Engine.concurrency``: one thread per job it takes at a time, all taking from one queue in
+    submission order), while different engines work side by side (a JVM reading while the Python
+    readers read in their worker processes). The first job (the engine's start) runs alone; after
+    it, a job that needs another done first is submitted by it (a table's reads by its build), so
+    several threads never reorder what depends on what.
     ``serial`` lanes run each job as it is submitted, in the caller's thread: the plan's order,
     one thing at a time.
     """
@@ -437,10 +441,14 @@ class Lane:
         self._errors = errors
         self._pending = pending
         self._jobs: "queue.Queue[Callable[[], None] | None]" = queue.Queue()
-        self._thread: threading.Thread | None = None
+        self._threads: list[threading.Thread] = []
+        self._first_done = threading.Event()
         if not serial:
-            self._thread = threading.Thread(target=self._loop, name=f"lakeconf-{name or engine.name}", daemon=True)
-            self._thread.start()
+            label = name or engine.name
+            for i in range(max(1, int(getattr(engine, "concurrency", 1) or 1))):
+                thread = threading.Thread(target=self._loop, args=(i == 0,), name=f"lakeconf-{label}-{i}", daemon=True)
+                thread.start()
+                self._threads.append(thread)
 
     def submit(self, job: Callable[[], None]) -> None:
         """Run ``job`` after the jobs submitted before it."""
@@ -458,21 +466,26 @@ class Lane:
         except BaseException as exc:  # noqa: BLE001 - a harness bug ends the run with its message, not a hang
             self._errors.append(exc)
 
-    def _loop(self) -> None:
+    def _loop(self, first: bool) -> None:
+        if not first:
+            self._first_done.wait()
         while True:
             job = self._jobs.get()
             if job is None:
+                self._first_done.set()
                 return
             try:
                 self._guarded(job)
             finally:
                 self._pending.done()
+                self._first_done.set()
 
     def stop(self) -> None:
-        """End the lane's thread (after the jobs already submitted)."""
-        if self._thread is not None:
+        """End the lane's threads (after the jobs already submitted)."""
+        for _ in self._threads:
             self._jobs.put(None)
-            self._thread.join()
+        for thread in self._threads:
+            thread.join()
 
 
 class ValidatorProcess:
@@ -536,7 +549,8 @@ def run(
     lane (``Lane``), engines side by side; ``serial`` runs everything in this thread instead, in
     plan order. The results come out in plan order either way. ``cells_of``: a case's (writer names,
     reader names) when only those cells are wanted (``lakeconf findings verify`` replays the cells its
-    entries name, not every engine pair of their cases). ``validate_apart``: the reference validator runs
+    entries name, not every engine pair of their cases); writers without readers build the case's
+    tables for the validator alone. ``validate_apart``: the reference validator runs
     in a process of its own (``ValidatorProcess``), so its pure-Python work does not hold this
     interpreter's lock while the builders (also Python, in this process) work.
     """
@@ -591,8 +605,8 @@ def run(
             want_writers, want_readers = cells_of(case)
             case_writers = [w for w in case_writers if w.name in want_writers]
             case_readers = [r for r in case_readers if r.name in want_readers]
-            if not case_writers or not case_readers:
-                continue
+            if not case_writers:
+                continue  # (writers but no reader: the case is built only, for the validator to judge)
         plan.append((case, case_writers, case_readers))
     total = sum(max(len(ws), 1) * len(rs) * len(c.expected) for c, ws, rs in plan)
     bar = Progress(total, stream=progress_stream, enabled=progress)

@@ -69,6 +69,10 @@ class Engine(ABC):
     """An engine adapter."""
 
     name: str
+    # How many jobs (builds, reads) the harness may give this engine at once. One by default: an
+    # adapter need not be thread-safe. An engine that runs each job in one of several independent
+    # processes (``isolation.RemoteEngine`` with ``workers``) can take as many as it has.
+    concurrency: int = 1
 
     @abstractmethod
     def version(self) -> str:

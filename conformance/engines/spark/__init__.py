@@ -29,11 +29,29 @@ def engine(line: str | None = None) -> Engine:
     wanted = lines.line(line or lines.DEFAULT_LINE)
     installed = lines.installed_pyspark()
     spec = ("class", "conformance.engines.spark.adapter:SparkEngine", {"line": wanted.name})
+    n = workers(wanted)
     if installed is not None and lines.line_for_pyspark(installed) is wanted:
-        return RemoteEngine(wanted.engine, spec, python=sys.executable)
+        return RemoteEngine(wanted.engine, spec, python=sys.executable, workers=n)
     python = remote.interpreter(wanted)
     why = None if python else f"no Python with pyspark {wanted.pyspark} set up: run {remote.setup_hint(wanted)}"
-    return RemoteEngine(wanted.engine, spec, python=python, unavailable=why)
+    return RemoteEngine(wanted.engine, spec, python=python, unavailable=why, workers=n)
+
+
+def workers(line: lines.SparkLine) -> int:
+    """How many JVMs the line's engine runs side by side (LAKECONF_SPARK_WORKERS_<line>, else
+    LAKECONF_SPARK_WORKERS, else the line's default, one). Spark's small jobs keep a JVM's cores busy,
+    so more workers pay only where there are cores to spare; each holds its own heap
+    (``spark.driver.memory``)."""
+    import os
+
+    for key in ("LAKECONF_SPARK_WORKERS_" + line.name.replace(".", "_"), "LAKECONF_SPARK_WORKERS"):
+        raw = os.environ.get(key, "").strip()
+        if raw:
+            try:
+                return max(1, int(raw))
+            except ValueError:
+                raise ValueError(f"{key}={raw!r}: expected a whole number of Spark workers (1, 2, ...)") from None
+    return line.workers
 
 
 def SparkEngine() -> Engine:  # noqa: N802 - the registry's name for the newest line's engine

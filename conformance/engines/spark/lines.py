@@ -29,6 +29,10 @@ class SparkLine:
     scala: str  # binary Scala version of the jars
     hadoop: str  # Hadoop version Spark ships (hadoop-aws must equal it)
     aws_sdk_bundle: str  # the AWS SDK bundle hadoop-aws was built with
+    # JVMs the line's engine runs side by side in a run (``conformance.engines.spark.workers``). One:
+    # on two cores a second JVM of a line made a run slower (its JIT and heap compete with the first
+    # for the same cores: 198 s against 154 s for 27 tables and 240 cells, measured).
+    workers: int = 1
 
     @property
     def engine(self) -> str:

@@ -118,6 +118,9 @@ class Remote(Engine):
             raise Unsupported("needs y", feature="y")
         if table.uri.endswith("boom"):
             raise KeyError("boom")
+        if table.uri.endswith("pid"):  # which worker answered, after a while (to see calls overlap)
+            time.sleep(0.5)
+            return pa.table({"pid": [os.getpid()]})
         return pa.table({"at": [at], "ref": [ref], "flavour": [self.flavour]})
 
     def write(self, table, steps):
@@ -148,6 +151,72 @@ def test_remote_engine_forwards_every_call_and_keeps_error_kinds(tmp_path):
         assert target.read_text() == "Create"
     finally:
         engine.close()
+
+
+def test_remote_engine_with_workers_answers_side_by_side_each_thread_from_its_own_worker():
+    import threading
+
+    from conformance.isolation import RemoteEngine
+
+    engine = RemoteEngine("remote", ("class", f"{__name__}:Remote"), python=None, workers=2)
+    seen: dict[str, list[int]] = {}
+
+    def job(name: str) -> None:
+        for _ in range(2):
+            got = engine.read(TableRef(format="fake", uri="/t/pid"))
+            seen.setdefault(name, []).append(got.column("pid")[0].as_py())
+
+    try:
+        assert engine.concurrency == 2
+        engine.start()  # both workers up before the timing below
+        threads = [threading.Thread(target=job, args=(n,)) for n in ("a", "b")]
+        began = time.monotonic()
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        elapsed = time.monotonic() - began
+    finally:
+        engine.close()
+    # Each thread kept to one worker, the two threads to different ones, and their calls overlapped
+    # (four half-second reads, two at a time: about one second, never the two seconds of one worker).
+    assert len(set(seen["a"])) == 1 and len(set(seen["b"])) == 1 and seen["a"][0] != seen["b"][0]
+    assert elapsed < 1.8, elapsed
+
+
+def test_lane_runs_an_engine_of_concurrency_two_two_jobs_at_a_time_after_its_start():
+    import threading
+
+    from conformance.runner import Lane, Pending
+
+    class Two(Remote):
+        concurrency = 2
+
+    errors: list[BaseException] = []
+    pending = Pending()
+    lane = Lane(Two(), serial=False, errors=errors, pending=pending)
+    order: list[str] = []
+    lock = threading.Lock()
+    running = [0, 0]  # now, most at once
+
+    def job(name: str, seconds: float):
+        def run_it():
+            with lock:
+                running[0] += 1
+                running[1] = max(running[1], running[0])
+            time.sleep(seconds)
+            with lock:
+                running[0] -= 1
+                order.append(name)
+        return run_it
+
+    lane.submit(job("start", 0.3))
+    for i in range(4):
+        lane.submit(job(f"job{i}", 0.2))
+    pending.wait()
+    lane.stop()
+    assert not errors and order[0] == "start"  # the start ran alone, before any job
+    assert running[1] == 2 and sorted(order[1:]) == ["job0", "job1", "job2", "job3"]
 
 
 def test_remote_engine_without_an_interpreter_says_how_to_get_one():
