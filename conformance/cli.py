@@ -451,22 +451,19 @@ def _verification_run(args: argparse.Namespace, findings: list, V) -> dict:
     patterns, wanted = V.selection(cells, args.store, names)
     table_patterns, writers = V.selection(tables, args.store, names)
     cases = load_cases(None, ",".join(patterns)) if patterns else []
-    built = load_cases(None, ",".join(table_patterns)) if table_patterns else []
-    if not cases and not built:
+    seen_ids = {c.id for c in cases}
+    cases += [c for c in (load_cases(None, ",".join(table_patterns)) if table_patterns else []) if c.id not in seen_ids]
+    if not cases:
         return {"store": args.store, "results": [], "engines": [], "writer_checks": []}
     out = os.path.abspath(args.out)
     store = _open_run_store(args.store, out)
     try:
+        # One run for both kinds of entry (each engine, each JVM, starts once): the readers the cell
+        # entries name, and as writers only the engines whose tables a violation entry judges.
         doc = run(cases, [e for e in engines if e.name in wanted], store=store, progress=not args.quiet,
                   isolate=True, timeout=args.timeout,
-                  cells_of=V.cells_needed(cells, args.store, names)).document if cases else {"results": [], "engines": [],
-                                                                           "writer_checks": []}
-        if built:
-            only = [e for e in load_engines(None) if e.name in writers and e.name != "reference"]
-            extra = run(built, [], store=store, progress=not args.quiet, builders=only).document
-            doc["writer_checks"] = [*doc.get("writer_checks", []), *extra["writer_checks"]]
-            seen = {e["name"] for e in doc["engines"]}
-            doc["engines"] = [*doc["engines"], *(e for e in extra["engines"] if e["name"] not in seen)]
+                  builders=[e for e in engines if e.name in writers and e.name not in wanted],
+                  cells_of=V.cells_needed(findings, args.store, names)).document
     finally:
         store.close()
     doc.setdefault("store", store.name)

@@ -166,9 +166,11 @@ def selection(findings: Sequence[Finding], store: str, available: Iterable[str])
 
 def cells_needed(findings: Sequence[Finding], store: str, available: Iterable[str]):
     """A case's (writer names, reader names) that ``findings`` cover on ``store``: the cells a verify run
-    needs (``run(cells_of=...)``), so a glob entry for one reader does not replay its cases for every reader."""
+    needs (``run(cells_of=...)``), so a glob entry for one reader does not replay its cases for every reader.
+    A violation entry needs its writers' tables and no reader (the validator judges them): its writers
+    count, its readers do not."""
     names = set(available)
-    live = [f for f in findings if f.status != "violation" and any(fnmatch.fnmatchcase(store, s) for s in f.stores)]
+    live = [f for f in findings if any(fnmatch.fnmatchcase(store, s) for s in f.stores)]
 
     def cells_of(case) -> tuple[set[str], set[str]]:
         writers: set[str] = set()
@@ -177,7 +179,8 @@ def cells_needed(findings: Sequence[Finding], store: str, available: Iterable[st
             if not any(fnmatch.fnmatchcase(case.id, p) for p in f.cases):
                 continue
             writers |= {n for n in names if any(fnmatch.fnmatchcase(n, w) for w in f.writers)}
-            readers |= names if f.engines == ("*",) else set(f.engines) & names
+            if f.status != "violation":
+                readers |= names if f.engines == ("*",) else set(f.engines) & names
         return writers, readers
 
     return cells_of

@@ -339,8 +339,12 @@ def test_verify_replays_only_the_cells_its_entries_name():
                          rules=("DELTA-LOG-001",), section="s", writers=("spark",))
     on_s3 = Finding(id="s", engines=("beta",), cases=("delta/y",), status="error", cause="c", spec="s",
                     rules=("DELTA-LOG-001",), section="s", stores=("minio",))
+    judged = Finding(id="v", engines=("*",), cases=("iceberg/v",), status="violation", cause="c", spec="s",
+                     rules=("DELTA-LOG-001",), section="s", writers=("spark",))
     names = ["reference", "alpha", "beta", "spark"]
-    cells_of = cells_needed([one_reader, one_writer, on_s3], "local", names)
+    cells_of = cells_needed([one_reader, one_writer, on_s3, judged], "local", names)
+    # a violation entry: its writer's tables, built for the validator, read by nobody
+    assert cells_of(SimpleNamespace(id="iceberg/v")) == ({"spark"}, set())
     # a glob entry for one reader replays its cases for that reader only, from every writer
     assert cells_of(SimpleNamespace(id="delta/z")) == (set(names), {"alpha"})
     # a writer-side entry: every reader, of that writer's tables

@@ -357,3 +357,12 @@ def test_lanes_give_the_serial_order_and_verdicts(store):
     key = lambda out: [(r.case, r.writer, r.reader, r.version, r.status) for r in out.results]  # noqa: E731
     assert key(serial) == key(side_by_side) and len(key(serial)) == 6 * 3 * 2
     assert side_by_side.document["timing"]["parallel"] and not serial.document["timing"]["parallel"]
+
+
+def test_a_case_whose_cells_name_writers_but_no_reader_is_built_only(store):
+    """``lakeconf findings verify`` builds a violation entry's tables for the validator alone, in the same run."""
+    TABLES.clear()
+    out = run([case("built"), case("read")], [MemWriter(), MemReader("good")], store=store, progress=False,
+              cells_of=lambda c: ({"mem-writer"}, set() if c.id == "fake/built" else {"good"}))
+    assert [(r.case, r.reader, r.status) for r in out.results] == [("fake/read", "good", "pass")]
+    assert len(TABLES) == 2  # both tables were written
