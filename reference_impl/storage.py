@@ -21,13 +21,15 @@ import stat
 import tempfile
 import uuid
 from dataclasses import dataclass
-from typing import Iterator, Mapping
+from operator import attrgetter
+from typing import Collection, Iterator, Mapping
 from urllib.parse import unquote, urlparse
 
 from reference_impl.errors import CommitConflict, InvalidTable
 
 
 TEMP_PREFIX = ".tmp-lakeconf-"  # staging files of atomic writes; never listed
+_BY_PATH = attrgetter("path")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -67,6 +69,18 @@ class Storage:
     def walk(self, prefix: str = "") -> list[FileInfo]:  # pragma: no cover - interface
         """Every object under ``prefix``, recursively, sorted by path."""
         raise NotImplementedError
+
+    def walk_pruned(self, prefix: str = "", prune: Collection[str] = ()) -> list[FileInfo]:
+        """``walk(prefix)`` without the objects under the directories ``prune`` names (relative to ``prefix``).
+
+        For readers that need a table's data files and not its metadata directory, which can hold more files
+        than the data (a timeline, an archive, a metadata table of its own). This default filters ``walk``; a store
+        that can leave the directories out of the listing itself does so.
+        """
+        base = prefix.strip("/")
+        cut = len(base) + 1 if base else 0
+        dirs = tuple(d.strip("/") + "/" for d in prune)
+        return [f for f in self.walk(prefix) if not f.path[cut:].startswith(dirs)] if dirs else self.walk(prefix)
 
     def exists(self, path: str) -> bool:  # pragma: no cover - interface
         """Whether an object exists at ``path``."""
@@ -194,25 +208,32 @@ class LocalStorage(Storage):
                 continue
             rel = posixpath.join(prefix, entry.name) if prefix else entry.name
             out.append(FileInfo(path=rel, size=st.st_size, modification_time=int(st.st_mtime * 1000)))
-        return sorted(out, key=lambda f: f.path)
+        out.sort(key=_BY_PATH)
+        return out
 
     def walk(self, prefix: str = "") -> list[FileInfo]:
+        return self.walk_pruned(prefix)
+
+    def walk_pruned(self, prefix: str = "", prune: Collection[str] = ()) -> list[FileInfo]:
         # os.walk's semantics (links to directories are not entered, unreadable directories are passed over),
         # with root-relative names built by concatenation: a table of 30,000 files is walked per read
+        base = prefix.strip("/")
+        pruned = {f"{base}/{d.strip('/')}" if base else d.strip("/") for d in prune}
         out = []
-        stack = [(self._os(prefix), prefix.strip("/"))]
+        stack = [(self._os(prefix), base)]
         while stack:
             directory, rel = stack.pop()
             try:
                 entries = list(os.scandir(directory))
             except OSError:
                 continue
+            head = rel + "/" if rel else ""
             for entry in entries:
                 name = entry.name
-                path = f"{rel}/{name}" if rel else name
+                path = head + name
                 try:
                     if entry.is_dir():
-                        if not entry.is_symlink():
+                        if not entry.is_symlink() and path not in pruned:
                             stack.append((entry.path, path))
                         continue
                     if name.startswith(TEMP_PREFIX):
@@ -221,7 +242,8 @@ class LocalStorage(Storage):
                 except FileNotFoundError:
                     continue
                 out.append(FileInfo(path=path, size=st.st_size, modification_time=int(st.st_mtime * 1000)))
-        return sorted(out, key=lambda f: f.path)
+        out.sort(key=_BY_PATH)
+        return out
 
     def exists(self, path: str) -> bool:
         return os.path.exists(self._os(path))

@@ -36,8 +36,10 @@ The file system view of a table, as a reader builds it without the metadata tabl
 
 from __future__ import annotations
 
+from bisect import bisect_right, insort
 from dataclasses import dataclass, field
-from typing import Iterable, Mapping, Sequence
+from operator import attrgetter
+from typing import Callable, Iterable, Mapping, Sequence
 
 from reference_impl.errors import InvalidTable, Unsupported
 from reference_impl.hudi import commit_metadata as CM
@@ -216,40 +218,45 @@ def _compaction_plan(storage: Storage, timeline: T.Timeline, inst: T.Instant) ->
 def list_partitions(listing: Sequence[FileInfo]) -> tuple[str, ...]:
     """Relative paths of the partitions: directories holding a partition metafile, outside ``.hoodie``."""
     out = set()
+    metafiles = N.PARTITION_METAFILES
     for info in listing:
-        if info.path.startswith(META_DIR + "/"):
-            continue
         directory, _, name = info.path.rpartition("/")
-        if N.is_partition_metafile(name):
+        if name in metafiles and not info.path.startswith(META_DIR + "/"):
             out.add(directory)
     return tuple(sorted(out))
 
 
-def _files_by_partition(listing: Sequence[FileInfo], partitions: Iterable[str],
-                        base_format: str) -> dict[str, tuple[list[BaseFile], list[LogFile]]]:
-    wanted = set(partitions)
-    out: dict[str, tuple[list[BaseFile], list[LogFile]]] = {p: ([], []) for p in wanted}
-    extension = base_format.lower()
+def _files_by_partition(listing: Sequence[FileInfo], partitions: Iterable[str], base_format: str,
+                        completion: Callable[[str], str | None] | None = None
+                        ) -> dict[str, tuple[list[BaseFile], list[LogFile]]]:
+    """The base and log files of each partition; ``completion`` (v8+) stamps each log with its delta commit's
+    completion time, so that slicing need not make every log a second time."""
+    out: dict[str, tuple[list[BaseFile], list[LogFile]]] = {p: ([], []) for p in partitions}
+    suffix = "." + base_format.lower()
+    metafiles = N.PARTITION_METAFILES
     for info in listing:
-        directory, _, name = info.path.rpartition("/")
-        if directory not in wanted or name.endswith(".crc"):
+        path = info.path
+        directory, _, name = path.rpartition("/")
+        files = out.get(directory)
+        if files is None or name.endswith(".crc"):
             continue
-        bases, logs = out[directory]
         if name.startswith(N.LOG_FILE_PREFIX):
-            if not N.is_log_file_name(name):
-                continue
-            log = N.parse_log_file_name(name)
-            if log.extension == N.LOG_EXTENSION and not log.is_cdc:
-                logs.append(LogFile(path=info.path, partition=directory, name=log, size=info.size))
+            log = N.listed_log_file_name(name)
+            if log is not None and log.extension == N.LOG_EXTENSION and not log.is_cdc:
+                done = completion(log.instant) if completion is not None else None
+                files[1].append(LogFile(path=path, partition=directory, name=log, size=info.size, completion_time=done))
             continue
-        if not name.endswith("." + extension) or N.is_partition_metafile(name):
+        if not name.endswith(suffix) or name in metafiles:
             continue
         try:
             base = N.parse_base_file_name(name)
         except (InvalidTable, Unsupported):
             continue  # a stray file beside the table's files is not one of them
-        bases.append(BaseFile(path=info.path, partition=directory, name=base, size=info.size))
+        files[0].append(BaseFile(path=path, partition=directory, name=base, size=info.size))
     return out
+
+
+_path = attrgetter("path")
 
 
 def _log_order(log: LogFile) -> tuple:
@@ -257,10 +264,16 @@ def _log_order(log: LogFile) -> tuple:
     return N.log_sort_key(log.name)
 
 
+def _completion_order(log: LogFile) -> tuple:
+    # v8+ within a slice: completion time first, then Java's log order (HUDI-FILE-011)
+    return N.log_sort_key(log.name, log.completion_time)
+
+
 def build_file_groups(index: InstantIndex, partition: str, bases: Sequence[BaseFile],
                       logs: Sequence[LogFile]) -> list[FileGroup]:
     """The file groups of one partition, slices built as Java builds them (module docstring)."""
     v8 = index.config.version >= 8
+    completion_time = index.completion_time
     # grouped once by file id (and pending compactions by group), so a partition costs its files, not files x groups
     bases_of: dict[str, list[BaseFile]] = {}
     for b in bases:
@@ -270,39 +283,53 @@ def build_file_groups(index: InstantIndex, partition: str, bases: Sequence[BaseF
         logs_of.setdefault(lg.name.file_id, []).append(lg)
     pending_of: dict[str, list[str]] = {}
     for instant, fgs in index.compactions.items():
-        if index.completion_time(instant) is None:
+        if completion_time(instant) is None:
             for part, fid in fgs:
                 if part == partition:
                     pending_of.setdefault(fid, []).append(instant)
     groups = []
     for fid in sorted(bases_of.keys() | logs_of.keys()):
-        slices: dict[str, dict] = {}
-        for b in sorted(bases_of.get(fid, ()), key=lambda b: b.path):
-            if index.completion_time(b.instant) is None and not index.is_compaction(b.instant):
+        slices: dict[str, list] = {}  # base instant -> [base file or None, its logs]
+        group_bases = bases_of.get(fid, ())
+        for b in sorted(group_bases, key=_path) if len(group_bases) > 1 else group_bases:
+            instant = b.name.instant
+            committed = completion_time(instant) is not None
+            if not committed and not index.is_compaction(instant):
                 continue  # written by an instant that is not (yet) committed: HUDI-FILE-010
-            slot = slices.setdefault(b.instant, {"base": None, "logs": []})
-            if index.completion_time(b.instant) is not None:
-                slot["base"] = b
+            slot = slices.setdefault(instant, [None, []])
+            if committed:
+                slot[0] = b
         for instant in pending_of.get(fid, ()):
-            slices.setdefault(instant, {"base": None, "logs": []})
-        for lg in sorted(logs_of.get(fid, ()), key=_log_order):
-            if v8:
-                done = index.completion_time(lg.name.instant)
+            slices.setdefault(instant, [None, []])
+        group_logs = logs_of.get(fid, ())
+        if len(group_logs) > 1:
+            group_logs = sorted(group_logs, key=_log_order)
+        if v8:
+            keys = sorted(slices)
+            for lg in group_logs:
+                done = completion_time(lg.name.instant)
                 if done is None:
                     continue  # its delta commit is pending, failed or rolled back: HUDI-FILE-010
-                lg = LogFile(path=lg.path, partition=lg.partition, name=lg.name, size=lg.size, completion_time=done)
-                earlier = [k for k in slices if k <= done]
-                key = max(earlier) if earlier else lg.name.instant
-            else:
-                key = lg.name.instant
-            slices.setdefault(key, {"base": None, "logs": []})["logs"].append(lg)
+                if lg.completion_time != done:
+                    lg = LogFile(path=lg.path, partition=lg.partition, name=lg.name, size=lg.size, completion_time=done)
+                at = bisect_right(keys, done)  # the greatest slice key at or before the completion time
+                if at:
+                    key = keys[at - 1]
+                else:
+                    key = lg.name.instant
+                    if key not in slices:
+                        insort(keys, key)
+                        slices[key] = [None, []]
+                slices[key][1].append(lg)
+        else:
+            for lg in group_logs:
+                slices.setdefault(lg.name.instant, [None, []])[1].append(lg)
         built = []
         for key in sorted(slices):
-            slot = slices[key]
-            logs_in = slot["logs"]
-            if v8:  # within a slice, logs apply in completion order (HUDI-FILE-011)
-                logs_in = sorted(logs_in, key=lambda lg: (lg.completion_time or "", _log_order(lg)))
-            built.append(FileSlice(partition=partition, file_id=fid, base_instant=key, base_file=slot["base"],
+            base, logs_in = slices[key]
+            if v8 and len(logs_in) > 1:  # within a slice, logs apply in completion order (HUDI-FILE-011)
+                logs_in.sort(key=_completion_order)
+            built.append(FileSlice(partition=partition, file_id=fid, base_instant=key, base_file=base,
                                    log_files=tuple(logs_in)))
         groups.append(FileGroup(partition=partition, file_id=fid, slices=tuple(built)))
     return groups
@@ -350,6 +377,8 @@ class FileSystemView:
 
     def visible_groups(self) -> list[FileGroup]:
         """File groups not replaced at the read point."""
+        if not self.index.replaced:
+            return list(self.file_groups)
         return [g for g in self.file_groups if not self.is_replaced(g)]
 
     # -- slices ------------------------------------------------------------------------------
@@ -365,6 +394,8 @@ class FileSystemView:
         logs = s.log_files
         if self.config.version >= 8:
             logs = tuple(lg for lg in logs if self.visible(lg.name.instant))
+        if base is s.base_file and len(logs) == len(s.log_files):
+            return s  # all of it is visible (the latest state): the slice as built
         return FileSlice(partition=s.partition, file_id=s.file_id, base_instant=s.base_instant, base_file=base,
                          log_files=logs)
 
@@ -413,10 +444,16 @@ def build_view(storage: Storage, config: P.TableConfig | None = None, timeline: 
         if t is not None:
             T.check_instant_time(t, "read instant")
     index = InstantIndex.load(storage, config, timeline)
-    listing = storage.walk("") if listing is None else listing
+    if listing is None:
+        # nothing under .hoodie is a data file (list_partitions passes over it), and it can hold more files than
+        # the data: the timeline (listed by itself above), the archive, the metadata table
+        listing = storage.walk_pruned("", (META_DIR,))
     partitions = list_partitions(listing)
     groups: list[FileGroup] = []
-    for partition, (bases, logs) in sorted(_files_by_partition(listing, partitions, config.base_file_format).items()):
+    files = _files_by_partition(listing, partitions, config.base_file_format,
+                                index.completion_time if config.version >= 8 else None)
+    del listing  # a FileInfo per file, not needed past here
+    for partition, (bases, logs) in sorted(files.items()):
         groups.extend(build_file_groups(index, partition, bases, logs))
     return FileSystemView(config=config, timeline=timeline, index=index, point=point, partitions=partitions,
                           file_groups=tuple(groups))

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Callable, Iterable, Mapping, Sequence
 
 from reference_impl.errors import InvalidTable, Unsupported
@@ -41,6 +42,7 @@ CDC_SUFFIX = ".cdc"  # what Hudi 1.2.0 writes after the write token of a CDC log
 BASE_FILE_EXTENSIONS = ("parquet", "orc", "hfile", "lance")
 PARTITION_METAFILE = ".hoodie_partition_metadata"
 PARTITION_METAFILE_FORMATS = ("parquet", "orc")
+PARTITION_METAFILES = frozenset([PARTITION_METAFILE, *(f"{PARTITION_METAFILE}.{f}" for f in PARTITION_METAFILE_FORMATS)])
 COMMIT_TIME_KEY = "commitTime"
 PARTITION_DEPTH_KEY = "partitionDepth"
 DEFAULT_PARTITION = "__HIVE_DEFAULT_PARTITION__"
@@ -59,6 +61,7 @@ _TOKEN = r"(\d+)-(\d+)-(\d+)"
 # Instants: 17 digits (millis), 14 (seconds, legacy and the reserved 0000000000000x), more for the metadata
 # table's suffixed compaction and clean instants. A base file always carries one.
 _INSTANT = r"\d{14,}"
+_INSTANT_RE = re.compile(_INSTANT)
 _BASE_RE = re.compile(rf"([^_/]+)_({_TOKEN})_({_INSTANT})\.([A-Za-z0-9]+)\Z")
 # FSUtils.LOG_FILE_PATTERN, anchored at both ends (Java uses find(), which ignores what follows).
 _LOG_RE = re.compile(rf"\.(.+)_(.*)\.({LOG_EXTENSION}|{ARCHIVE_EXTENSION})\.(\d+)(?:_({_TOKEN})(.cdc)?)?\Z", re.S)
@@ -89,6 +92,24 @@ def _token(parts: Sequence[str], name: str) -> WriteToken:
     if a > _MAX_INT or b > _MAX_INT or c > _MAX_LONG:
         raise InvalidTable(f"write token of {name!r} overflows Java's int-int-long", rule=RULE_TOKEN)
     return WriteToken(task_partition_id=a, stage_id=b, task_attempt_id=c)
+
+
+@lru_cache(maxsize=4096)
+def _shared_token(text: str) -> WriteToken | None:
+    # Most files of a table share a handful of tokens: one (immutable) WriteToken per distinct token text spares a
+    # listing of 30,000 files as many objects, and the garbage collector as many to pass over. None: an overflow.
+    a, b, c = (int(p) for p in text.split("-"))
+    if a > _MAX_INT or b > _MAX_INT or c > _MAX_LONG:
+        return None
+    return WriteToken(task_partition_id=a, stage_id=b, task_attempt_id=c)
+
+
+def _name_token(text: str, name: str) -> WriteToken:
+    """The write token of file ``name``, ``text`` having matched ``_TOKEN`` in it."""
+    token = _shared_token(text)
+    if token is None:
+        raise InvalidTable(f"write token of {name!r} overflows Java's int-int-long", rule=RULE_TOKEN)
+    return token
 
 
 def parse_write_token(text: str) -> WriteToken:
@@ -145,11 +166,11 @@ def parse_base_file_name(name: str) -> BaseFileName:
     m = _BASE_RE.match(name)
     if not m:
         raise InvalidTable(f"base file name {name!r} is not <fileId>_<writeToken>_<instant>.<ext>", rule=RULE_BASE)
-    file_id, _, a, b, c, instant, ext = m.groups()
+    file_id, token, _a, _b, _c, instant, ext = m.groups()
     if ext not in BASE_FILE_EXTENSIONS:
         raise Unsupported(f"base file {name!r} has extension .{ext}; known: {', '.join(BASE_FILE_EXTENSIONS)}",
                           feature=f"base-file-format:{ext}")
-    return BaseFileName(file_id=file_id, write_token=_token((a, b, c), name), instant=instant, extension=ext)
+    return BaseFileName(file_id=file_id, write_token=_name_token(token, name), instant=instant, extension=ext)
 
 
 def format_base_file_name(file_id: str, write_token: WriteToken | str, instant: str, extension: str = "parquet") -> str:
@@ -193,18 +214,28 @@ def is_log_file_name(name: str) -> bool:
 def parse_log_file_name(name: str) -> LogFileName:
     """The parts of ``.<fileId>_<instant>.log.<version>[_<writeToken>][.cdc]``; InvalidTable for any other name."""
     _check_name(name, "log file name", RULE_LOG)
-    m = _LOG_RE.match(name)
-    if not m:
+    log = listed_log_file_name(name)
+    if log is None:
         raise InvalidTable(f"log file name {name!r} is not .<fileId>_<instant>.log.<version>_<writeToken>",
                            rule=RULE_LOG)
-    file_id, instant, ext, version, token, a, b, c, cdc = m.groups()
-    if ext == LOG_EXTENSION and not re.fullmatch(_INSTANT, instant):
+    return log
+
+
+def listed_log_file_name(name: str) -> LogFileName | None:
+    """``parse_log_file_name`` of a listed file's name when ``is_log_file_name`` holds, None when it does not: one
+    match where a listing would take two. InvalidTable, as there, for a log name with a bad instant or version."""
+    m = _LOG_RE.match(name) if len(name) <= MAX_NAME_LENGTH else None
+    if m is None:
+        return None
+    _check_name(name, "log file name", RULE_LOG)
+    file_id, instant, ext, version, token, _a, _b, _c, cdc = m.groups()
+    if ext == LOG_EXTENSION and not _INSTANT_RE.fullmatch(instant):
         raise InvalidTable(f"log file name {name!r} carries {instant!r} where an instant time belongs", rule=RULE_LOG)
     v = int(version)
     if v < 1 or v > _MAX_INT:
         raise InvalidTable(f"log file {name!r} has version {v}; versions start at 1", rule=RULE_LOG_VERSION)
     return LogFileName(file_id=file_id, instant=instant, extension=ext, version=v,
-                       write_token=_token((a, b, c), name) if token else None, cdc_suffix=cdc or "")
+                       write_token=_name_token(token, name) if token else None, cdc_suffix=cdc or "")
 
 
 def format_log_file_name(file_id: str, instant: str, version: int = 1, write_token: WriteToken | str | None = None, *,
@@ -350,7 +381,7 @@ def partition_metafile_name(base_format: str | None = None) -> str:
 
 def is_partition_metafile(name: str) -> bool:
     """Whether ``name`` is a partition metadata file in any of its formats."""
-    return name == PARTITION_METAFILE or name in {f"{PARTITION_METAFILE}.{f}" for f in PARTITION_METAFILE_FORMATS}
+    return name in PARTITION_METAFILES
 
 
 def _metadata_of(props: Mapping[str, str], depth: int | None, path: str | None) -> PartitionMetadata:
@@ -417,7 +448,7 @@ __all__ = ["LOG_FILE_PREFIX", "LOG_EXTENSION", "CDC_SUFFIX", "BASE_FILE_EXTENSIO
            "DEFAULT_PARTITION", "DEPRECATED_DEFAULT_PARTITION", "NON_PARTITIONED", "WriteToken", "BaseFileName",
            "LogFileName", "PartitionMetadata", "parse_write_token", "split_file_id", "is_uuid_file_id",
            "format_file_id", "parse_base_file_name", "format_base_file_name", "is_log_file_name",
-           "parse_log_file_name", "format_log_file_name", "log_sort_key", "slice_base_instant", "escape_path_name",
-           "unescape_path_name", "escape_partition_value", "format_partition_path", "parse_partition_path",
-           "partition_metafile_name", "is_partition_metafile", "parse_partition_metadata",
+           "parse_log_file_name", "listed_log_file_name", "format_log_file_name", "log_sort_key", "slice_base_instant",
+           "escape_path_name", "unescape_path_name", "escape_partition_value", "format_partition_path",
+           "parse_partition_path", "partition_metafile_name", "is_partition_metafile", "parse_partition_metadata",
            "format_partition_metadata"]

@@ -339,7 +339,7 @@ def load_active_timeline(storage: Storage, config: TableConfig) -> Timeline:
     directory = config.timeline_dir
     listing: Sequence[FileInfo] = storage.list(directory)
     names = [info.path.rsplit("/", 1)[-1] for info in listing]
-    mtimes = {info.path.rsplit("/", 1)[-1]: info.modification_time for info in listing}
+    mtimes = dict(zip(names, [info.modification_time for info in listing]))
     return build_timeline(names, config.timeline_layout_version, directory=directory, modification_times=mtimes)
 
 

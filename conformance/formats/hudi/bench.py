@@ -24,9 +24,9 @@ Every completed instant is ``<requested>_<completed>.<action>`` in ``.hoodie/tim
 metadata (``HoodieCommitMetadata``: every write stat with its path, sizes and counts, the writer schema in
 ``extraMetadata``), after its empty ``.requested`` and ``.inflight`` files. Instants never overlap (each
 completes before the next is requested), so commit order is unambiguous. Both engines list the file system:
-hudi-rs lists partitions (leaf directories) and files, the reference walks the table and reads no delta
-commit's metadata to plan (only rollbacks, replace commits and compaction plans); the metadata is there for
-readers and validators that want it (and the latest holds the schema a read uses).
+hudi-rs lists partitions (leaf directories) and files, the reference walks the table (all but ``.hoodie/``) and
+reads no delta commit's metadata to plan (only rollbacks, replace commits and compaction plans); the metadata is
+there for readers and validators that want it (and the latest holds the schema a read uses).
 
 The default table: 10 partitions x 1,000 groups = 10,000 file groups, 1,000 upsert deltacommits of 20
 log files each (20,000 log files), a compaction of 100 groups every 100 deltacommits: 1,020 completed
@@ -457,13 +457,15 @@ def _preload(*modules: str) -> None:
         importlib.import_module(m)
 
 
-_REFERENCE_MODULES = ("reference_impl.hudi.fileslices", "reference_impl.hudi.table", "reference_impl.storage", "fastavro")
+# What planning imports (it imports nothing more while it runs); a read needs the read path too (pyarrow).
+_PLAN_MODULES = ("reference_impl.hudi.fileslices", "reference_impl.storage", "fastavro")
+_REFERENCE_MODULES = _PLAN_MODULES + ("reference_impl.hudi.table",)
 
 
 def _measure(engine: str, path: str) -> dict:
     """One timed plan in this process (imports done first and not timed)."""
     if engine == "reference":
-        _preload(*_REFERENCE_MODULES)
+        _preload(*_PLAN_MODULES)
         fn = _plan_reference
     else:
         _require_hudi_rs()
@@ -525,7 +527,10 @@ def _child(engine: str, path: str, *, profile: bool = False) -> dict:
 
 
 def _profile_reference(path: str, read: bool = False) -> str:
-    _preload_reference_read()  # before profiling starts
+    if read:  # before profiling starts
+        _preload_reference_read()
+    else:
+        _preload(*_PLAN_MODULES)
     return profile_call(_read_reference if read else _plan_reference, path)
 
 
