@@ -30,7 +30,9 @@ file, then blocks in order), under the table's merge mode (``TableConfig.merge_m
 
 The schema is the Avro schema of the latest write visible at the read point that recorded one (HUDI-COMMIT-003),
 mapped to Arrow (``avro_schema``) after the five meta columns. Base files are Parquet, read by column name; a
-column missing from a file reads as null.
+column missing from a file reads as null. A schema-on-read table (an InternalSchema history in ``.hoodie/.schema``,
+``internal_schema``) is read by field id instead: each base file and log block with the schema version of its
+instant, merged into the version at the read point (HUDI-EVOLR-017).
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ from reference_impl.hudi import avro_schema as AS
 from reference_impl.hudi import commit_metadata as CM
 from reference_impl.hudi import evolution as EV
 from reference_impl.hudi import fileslices as FS
+from reference_impl.hudi import internal_schema as IS
 from reference_impl.hudi import logfile as LF
 from reference_impl.hudi import naming as N
 from reference_impl.hudi import properties as P
@@ -79,6 +82,37 @@ class ReadState:
     view: FS.FileSystemView
     instant: T.Instant | None  # the latest write visible at the read point (None: nothing committed)
     schema: pa.Schema | None  # meta columns first; None when no commit recorded a schema
+    evolution: "SchemaOnRead | None" = None  # set for schema-on-read tables
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SchemaOnRead:
+    """A schema-on-read table's history and the version a read resolves every file into."""
+
+    history: IS.History
+    query: IS.InternalSchema
+
+    def file_schema(self, instant: str | None) -> IS.InternalSchema:
+        """The version a file (base file or log block) of ``instant`` was written with."""
+        if not instant or not instant.isdigit():
+            return self.query
+        return self.history.at(instant) or self.query
+
+
+def schema_on_read(storage: Storage, timeline: T.Timeline, instant: T.Instant | None) -> SchemaOnRead | None:
+    """The InternalSchema history as of the read instant, None when the table keeps none (not schema-on-read)."""
+    if instant is None:
+        return None
+    completed = [i.requested_time for i in timeline.completed()]
+    history = IS.read_history(storage, completed, before=instant.requested_time)
+    if not history:
+        return None
+    meta = CM.read_instant_metadata(storage, timeline, instant)
+    text = meta.extra_metadata.get(IS.LATEST_SCHEMA) if isinstance(meta, CM.CommitMetadata) else None
+    # The commit's own latest_schema is the version its readers resolve into; the history's is the fallback.
+    query = IS.parse(text, path=storage.uri(f"{timeline.directory}/{instant.file_name}")) if text \
+        else history.at(instant.requested_time)
+    return SchemaOnRead(history=history, query=query)
 
 
 def _visible_writes(view: FS.FileSystemView) -> list[T.Instant]:
@@ -128,8 +162,10 @@ def open_state(location: str | Storage, *, as_of: str | None = None, as_of_compl
     view = FS.build_view(storage, config, timeline, point=FS.ReadPoint(as_of=as_of, as_of_completion=as_of_completion),
                          listing=listing)
     writes = _visible_writes(view)
-    return ReadState(storage=storage, config=config, view=view, instant=writes[-1] if writes else None,
-                     schema=_schema_at(storage, view, writes, config))
+    instant = writes[-1] if writes else None
+    return ReadState(storage=storage, config=config, view=view, instant=instant,
+                     schema=_schema_at(storage, view, writes, config),
+                     evolution=schema_on_read(storage, timeline, instant))
 
 
 def check_time_travel(storage: Storage, timeline: T.Timeline, instant: str) -> None:
@@ -181,8 +217,16 @@ def _conform(table: pa.Table, schema: pa.Schema) -> pa.Table:
     return pa.Table.from_arrays(cols, schema=loose)
 
 
-def read_base_file(storage: Storage, base: FS.BaseFile, schema: pa.Schema) -> pa.Table:
-    """The rows of a Parquet base file, conformed to ``schema``."""
+def _by_id(table: pa.Table, schema: pa.Schema, evolution: SchemaOnRead | None, instant: str | None) -> pa.Table:
+    """A schema-on-read file's columns resolved into the read's schema by field id (unchanged otherwise)."""
+    if evolution is None:
+        return table
+    return IS.merge(table, evolution.file_schema(instant), evolution.query, schema, keep=AS.META_COLUMNS)
+
+
+def read_base_file(storage: Storage, base: FS.BaseFile, schema: pa.Schema,
+                   evolution: SchemaOnRead | None = None) -> pa.Table:
+    """The rows of a Parquet base file, conformed to ``schema`` (by field id for a schema-on-read table)."""
     try:
         data = storage.read(base.path)
     except FileNotFoundError:
@@ -193,7 +237,7 @@ def read_base_file(storage: Storage, base: FS.BaseFile, schema: pa.Schema) -> pa
     except (pa.ArrowException, OSError) as exc:
         raise InvalidTable(f"base file is not readable Parquet: {exc}", path=storage.uri(base.path),
                            rule="HUDI-FILE-004") from None
-    return _conform(table, schema)
+    return _conform(_by_id(table, schema, evolution, base.instant), schema)
 
 
 def slice_blocks(state: ReadState, piece: FS.FileSlice) -> list[LF.LogBlock]:
@@ -291,12 +335,13 @@ class Merger:
         return [v.row for v in self.records.values() if v.row is not None]
 
 
-def _block_rows(block: LF.LogBlock, schema: pa.Schema) -> list[dict]:
+def _block_rows(block: LF.LogBlock, schema: pa.Schema, evolution: SchemaOnRead | None = None) -> list[dict]:
+    instant = block.header.get(LF.HeaderKey.INSTANT_TIME)
     if block.block_type is LF.BlockType.PARQUET_DATA:
         table = block.records
         if table is None:
             return []
-        out = _conform(table, schema).to_pylist()
+        out = _conform(_by_id(table, schema, evolution, instant), schema).to_pylist()
         if AS.IS_DELETED in table.column_names and AS.IS_DELETED not in schema.names:
             for row, deleted in zip(out, table.column(AS.IS_DELETED).to_pylist()):
                 if deleted is True:
@@ -308,10 +353,12 @@ def _block_rows(block: LF.LogBlock, schema: pa.Schema) -> list[dict]:
         # block (a column promoted since, e.g. int -> string, reads converted, not as the old type).
         source = _block_schema(block, schema)
         typed = {f.name: f.type for f in source}
+        # A schema-on-read block is taken in its own writer schema's names, then resolved by id.
+        names = source if evolution is not None else schema
         cols = {f.name: [AS.to_arrow_value(rec.get(f.name), typed.get(f.name, f.type)) for rec in records]
-                for f in schema}
-        table = pa.table({n: pa.array(v, typed.get(n, schema.field(n).type)) for n, v in cols.items()})
-        out = _conform(table, schema).to_pylist()
+                for f in names}
+        table = pa.table({n: pa.array(v, typed.get(n, names.field(n).type)) for n, v in cols.items()})
+        out = _conform(_by_id(table, schema, evolution, instant), schema).to_pylist()
         for row, rec in zip(out, records):
             if rec.get(AS.IS_DELETED) is True:
                 row[AS.IS_DELETED] = True  # a delete even when the table schema lacks the column
@@ -346,7 +393,8 @@ def _ordering_type(state: ReadState) -> str | None:
 def read_slice(state: ReadState, piece: FS.FileSlice, schema: pa.Schema, *, base_only: bool = False,
                ordering_type: str | None = None) -> pa.Table:
     """The records of one file slice: its base file, merged with its log blocks unless ``base_only``."""
-    base = read_base_file(state.storage, piece.base_file, schema) if piece.base_file is not None else None
+    base = read_base_file(state.storage, piece.base_file, schema, state.evolution) \
+        if piece.base_file is not None else None
     blocks = [] if base_only else slice_blocks(state, piece)
     if not blocks:
         return base if base is not None else pa.schema([f.with_nullable(True) for f in schema]).empty_table()
@@ -361,7 +409,7 @@ def read_slice(state: ReadState, piece: FS.FileSlice, schema: pa.Schema, *, base
             for rec in block.records or []:
                 merger.add_delete(rec)
         elif block.block_type in LF.DATA_BLOCK_TYPES:
-            for row in _block_rows(block, schema):
+            for row in _block_rows(block, schema, state.evolution):
                 merger.add_row(row)
     loose = pa.schema([f.with_nullable(True) for f in schema])
     return pa.Table.from_pylist(merger.rows(), schema=loose)
@@ -413,7 +461,7 @@ def _read(state: ReadState, *, base_only: bool, columns: Sequence[str] | None, m
     pieces = []
     if base_only:
         for base in state.view.latest_base_files():
-            pieces.append(read_base_file(state.storage, base, schema))
+            pieces.append(read_base_file(state.storage, base, schema, state.evolution))
     else:
         ordering_type = _ordering_type(state) if state.config.is_mor else None
         for piece in state.view.latest_slices():

@@ -91,6 +91,7 @@ from reference_impl.errors import CommitConflict, InvalidTable, LakeconfError, U
 from reference_impl.hudi import avro_schema as AS
 from reference_impl.hudi import commit_metadata as CM
 from reference_impl.hudi import evolution as EV
+from reference_impl.hudi import internal_schema as IS
 from reference_impl.hudi import logfile as LF
 from reference_impl.hudi import naming as N
 from reference_impl.hudi import properties as P
@@ -168,6 +169,9 @@ class _Ctx:
     schema: pa.Schema  # data columns
     _groups: dict[tuple[str, str], _Group] | None = None
     written: list[str] = field(default_factory=list)
+    # Schema on read: the current InternalSchema version and every version (None / (): not a schema-on-read table)
+    sor: IS.InternalSchema | None = None
+    history: tuple[IS.InternalSchema, ...] = ()
 
     @property
     def timeline(self) -> T.Timeline:
@@ -232,8 +236,10 @@ def _load(storage: Storage) -> _Ctx:
     if not avro:
         raise InvalidTable("the table records no schema (no commit schema, no hoodie.table.create.schema)",
                            rule="HUDI-COMMIT-003")
+    ev = state.evolution
     return _Ctx(storage=storage, config=config, state=state, avro=avro,
-                schema=AS.table_arrow_schema(avro, with_meta=False))
+                schema=AS.table_arrow_schema(avro, with_meta=False),
+                sor=ev.query if ev is not None else None, history=ev.history.versions if ev is not None else ())
 
 
 def _storage(location: str | Storage) -> Storage:
@@ -413,6 +419,16 @@ def _conform_input(ctx: _Ctx, rows: Any) -> pa.Table:
         cols.append(_convert_input(f.name, col, target, evolves))
         fields.append(f.with_type(target))
     if any(f.type != t.type for f, t in zip(fields, ctx.schema)):
+        if ctx.sor is not None:  # the InternalSchema follows a promotion on write, keeping the column's id
+            for f, t in zip(fields, ctx.schema):
+                if f.type != t.type:
+                    if EV.is_nested(f.type):
+                        raise Unsupported(f"schema on read: nested column {f.name} changes type on write",
+                                          feature="hudi-schema-on-read", rule="HUDI-EVOLR-013",
+                                          hint="write the table's types; change types with ALTER COLUMN")
+                    changed = IS.update_type(ctx.sor, f.name, f.type)
+                    ctx.sor = IS.InternalSchema(record=changed.record, max_column_id=changed.max_column_id,
+                                                version_id=ctx.sor.version_id)
         ctx.avro = WM.arrow_to_avro_schema(pa.schema(fields), ctx.config.name)
         ctx.schema = AS.table_arrow_schema(ctx.avro, with_meta=False)
         _reread_promoted(ctx)
@@ -720,8 +736,27 @@ def _commit_action(ctx: _Ctx) -> str:
 
 def _meta(ctx: _Ctx, stats: Mapping[str, list], op: str, *, schema: bool = True, compacted: bool = False,
           replaced: Mapping[str, Sequence[str]] | None = None) -> bytes:
+    # A schema-on-read table's commits record the InternalSchema version current after them, and their Avro schema
+    # with the meta fields (Hudi converts it back from that version), as hudi-spark 1.2 writes them.
+    extra = {IS.LATEST_SCHEMA: IS.to_json(ctx.sor)} if schema and ctx.sor is not None else None
+    avro = WM.arrow_to_avro_schema(ctx.schema, ctx.config.name, with_meta=True, internal=True) \
+        if ctx.sor is not None else ctx.avro
     return WM.encode_commit_metadata(stats, table_version=ctx.version, operation=op,
-                                     schema=ctx.avro if schema else None, compacted=compacted, replaced=replaced)
+                                     schema=avro if schema else None, compacted=compacted, replaced=replaced,
+                                     extra=extra)
+
+
+def _persist_history(ctx: _Ctx, instant: str) -> None:
+    """The ``.hoodie/.schema`` instant of a schema-on-read commit: the whole history, newest first, written as a
+    timeline instant (empty requested and inflight files, then the completed one) before the commit completes."""
+    if ctx.sor is None:
+        return
+    base = f"{IS.SCHEMA_DIR}/{instant}.{IS.SCHEMA_COMMIT}"
+    ctx.storage.put_if_absent(base + ".requested", b"")
+    ctx.storage.put_if_absent(base + ".inflight", b"")
+    done = f"{instant}_{_new_time(ctx, instant)}" if ctx.timeline.layout >= 2 else instant
+    ctx.storage.put_if_absent(f"{IS.SCHEMA_DIR}/{done}.{IS.SCHEMA_COMMIT}",
+                              IS.history_json(ctx.history).encode("utf-8"))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -818,6 +853,7 @@ def _run_write(storage: Storage, op: str, build: Callable[[_Ctx, str], _Plan], *
         _abandon(ctx, instant, action)
         raise
     if complete:
+        _persist_history(ctx, instant)
         _complete(ctx, instant, action, _meta(ctx, stats, op), touched)
     return ctx, instant
 
@@ -1130,9 +1166,13 @@ def _alter(storage: Storage, ctx: _Ctx, new_schema: pa.Schema) -> str:
 
 
 def add_column(location: str | Storage, field: pa.Field) -> str:  # noqa: A002
-    """Add a nullable column at the end: an ALTER_SCHEMA commit recording the new schema. Returns the instant."""
+    """Add a nullable column at the end: an ALTER_SCHEMA commit recording the new schema. Returns the instant.
+
+    On a schema-on-read table the column gets a fresh id (``add_column_at``)."""
     storage = _storage(location)
     ctx = _load(storage)
+    if ctx.sor is not None and isinstance(field, pa.Field):
+        return add_column_at(storage, field.name, field.type)
     if not isinstance(field, pa.Field):
         raise InvalidTable("field must be a pyarrow.Field")
     if field.name in ctx.schema.names or field.name in AS.META_COLUMNS:
@@ -1151,6 +1191,8 @@ def change_column_type(location: str | Storage, name: str, type: pa.DataType) ->
     Returns the instant."""
     storage = _storage(location)
     ctx = _load(storage)
+    if ctx.sor is not None or "." in name:
+        return alter_column_type(storage, name, type)
     if name not in ctx.schema.names:
         raise InvalidTable(f"no column {name!r}; the table has {', '.join(ctx.schema.names)}")
     if not isinstance(type, pa.DataType):
@@ -1176,5 +1218,95 @@ def change_column_type(location: str | Storage, name: str, type: pa.DataType) ->
     return _alter(storage, ctx, new_schema)
 
 
+# ---------------------------------------------------------------------------------------------
+# Schema on read (ALTER TABLE with hoodie.schema.on.read.enable=true; internal_schema)
+
+
+def _first_version(ctx: _Ctx) -> IS.InternalSchema:
+    """Version 0: the table's schema before schema on read first changed it, meta columns first (ids 0-4), as
+    hudi-spark converts the table's Avro schema when it meets a table without history."""
+    meta = [pa.field(m, pa.string()) for m in AS.META_COLUMNS]
+    base = IS.from_arrow(pa.schema(meta + list(ctx.schema)), version_id=0)
+    fields = tuple(f if f.name not in AS.META_COLUMNS else IS.Field(id=f.id, name=f.name, optional=True,
+                                                                    type=f.type, doc="") for f in base.fields)
+    return IS.InternalSchema(record=IS.Record(fields=fields), max_column_id=base.max_column_id, version_id=0)
+
+
+def _fixed_columns(ctx: _Ctx) -> set[str]:
+    return set(ctx.config.record_key_fields or ()) | set(ctx.config.partition_fields) | set(ctx.config.ordering_fields)
+
+
+def _check_fixed(ctx: _Ctx, path: str) -> None:
+    if path.split(".")[0] in _fixed_columns(ctx):
+        raise Unsupported(f"schema on read: {path} is a record key, ordering or partition column and cannot change "
+                          "(hudi-spark: 'cannot support apply changes for primaryKey/orderingFields/partitionKey')",
+                          feature="hudi-schema-on-read", rule="HUDI-EVOLR-006")
+
+
+def _sor_alter(location: str | Storage, change: Callable[[IS.InternalSchema], IS.InternalSchema], *,
+               touches: Sequence[str] = (), schema_on_read: bool = True) -> str:
+    """One ALTER TABLE under schema on read: the changed version (id = the instant), a ``.schema`` history
+    instant, then an ALTER_SCHEMA commit with ``schema`` and ``latest_schema`` and no files (AlterTableCommand)."""
+    storage = _storage(location)
+    ctx = _load(storage)
+    if ctx.sor is None and not schema_on_read:
+        raise Unsupported("renaming, dropping and moving columns needs schema on read "
+                          f"({IS.ENABLE}=true)", feature="hudi-schema-on-read", rule="HUDI-EVOLR-001")
+    for path in touches:
+        _check_fixed(ctx, path)
+    current = ctx.sor if ctx.sor is not None else _first_version(ctx)
+    history = ctx.history or (current,)
+    changed = change(current)  # refusals raise here, before anything is written
+    action = _commit_action(ctx)
+    instant = _begin(ctx, action)
+    ctx.sor = IS.InternalSchema(record=changed.record, max_column_id=changed.max_column_id, version_id=int(instant))
+    ctx.history = tuple(history) + (ctx.sor,)
+    data = pa.schema([f for f in IS.arrow_schema(ctx.sor) if f.name not in AS.META_COLUMNS])
+    ctx.avro = WM.arrow_to_avro_schema(data, ctx.config.name)
+    ctx.schema = AS.table_arrow_schema(ctx.avro, with_meta=False)
+    _inflight(ctx, instant, action, _meta(ctx, {}, "ALTER_SCHEMA", schema=False))
+    _persist_history(ctx, instant)
+    _complete(ctx, instant, action, _meta(ctx, {}, "ALTER_SCHEMA"), set())
+    return instant
+
+
+def add_column_at(location: str | Storage, path: str, type: pa.DataType, *, after: str | None = None,  # noqa: A002
+                  first: bool = False, doc: str | None = None) -> str:
+    """``ALTER TABLE ADD COLUMNS(path type [FIRST | AFTER col])`` under schema on read; ``path`` may be nested
+    (``s.x``, ``m.value.x``, ``arr.element.x``). FIRST only inside a struct (HUDI-EVOLR-009)."""
+    if not isinstance(type, pa.DataType):
+        raise InvalidTable(f"type must be a pyarrow.DataType, got {type!r}")
+    WM.arrow_to_avro_schema(pa.schema([pa.field("c", type)]), "t")  # a type without an Avro mapping: refused first
+    return _sor_alter(location, lambda v: IS.add_column(v, path, type, after=after, first=first, doc=doc))
+
+
+def rename_column(location: str | Storage, path: str, new_name: str, *, schema_on_read: bool = True) -> str:
+    """``ALTER TABLE RENAME COLUMN path TO new_name`` (HUDI-EVOLR-016): same id, new name."""
+    return _sor_alter(location, lambda v: IS.rename_column(v, path, new_name), touches=(path,),
+                      schema_on_read=schema_on_read)
+
+
+def drop_columns(location: str | Storage, paths: Sequence[str] | str, *, schema_on_read: bool = True) -> str:
+    """``ALTER TABLE DROP COLUMNS a, s.b`` (HUDI-EVOLR-014/015)."""
+    paths = [paths] if isinstance(paths, str) else list(paths)
+    return _sor_alter(location, lambda v: IS.drop_columns(v, paths), touches=paths, schema_on_read=schema_on_read)
+
+
+def move_column(location: str | Storage, path: str, *, after: str | None = None, first: bool = False,
+                schema_on_read: bool = True) -> str:
+    """``ALTER TABLE ALTER COLUMN path FIRST | AFTER col`` (FIRST inside a struct only)."""
+    return _sor_alter(location, lambda v: IS.move_column(v, path, after=after, first=first), touches=(path,),
+                      schema_on_read=schema_on_read)
+
+
+def alter_column_type(location: str | Storage, path: str, type: pa.DataType) -> str:  # noqa: A002
+    """``ALTER TABLE ALTER COLUMN path TYPE t`` under schema on read: the HUDI-CHG matrix; files keep the old
+    type and read converted."""
+    if not isinstance(type, pa.DataType):
+        raise InvalidTable(f"type must be a pyarrow.DataType, got {type!r}")
+    return _sor_alter(location, lambda v: IS.update_type(v, path, type), touches=(path,))
+
+
 __all__ = ["create_table", "insert", "upsert", "delete", "delete_where", "update_where", "insert_overwrite_table",
-           "compact", "cluster", "failed_write", "add_column", "change_column_type", "KEY_GENERATORS"]
+           "compact", "cluster", "failed_write", "add_column", "change_column_type", "add_column_at",
+           "rename_column", "drop_columns", "move_column", "alter_column_type", "KEY_GENERATORS"]

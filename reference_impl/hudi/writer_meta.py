@@ -164,12 +164,15 @@ def full_stat(stat: Mapping[str, Any]) -> dict:
 
 def encode_commit_metadata(stats: Mapping[str, Sequence[Mapping[str, Any]]], *, table_version: int,
                            operation: str, schema: str | None, compacted: bool = False,
-                           replaced: Mapping[str, Sequence[str]] | None = None) -> bytes:
-    """Commit (or, with ``replaced``, replace commit) metadata: JSON for table version 6, Avro from version 8."""
+                           replaced: Mapping[str, Sequence[str]] | None = None,
+                           extra: Mapping[str, str] | None = None) -> bytes:
+    """Commit (or, with ``replaced``, replace commit) metadata: JSON for table version 6, Avro from version 8.
+
+    ``extra``: more ``extraMetadata`` entries after ``schema`` (a schema-on-read table's ``latest_schema``)."""
     node: dict[str, Any] = {
         "partitionToWriteStats": {p: [full_stat(s) for s in ss] for p, ss in stats.items()},
         "compacted": compacted,
-        "extraMetadata": {"schema": schema} if schema else {},
+        "extraMetadata": ({"schema": schema} if schema else {}) | dict(extra or {}),
         "operationType": operation,
     }
     if replaced is not None:
@@ -187,7 +190,7 @@ def encode_commit_metadata(stats: Mapping[str, Sequence[Mapping[str, Any]]], *, 
 # Arrow -> Avro table schema
 
 
-def _avro_type(t: pa.DataType, name: str, ns: str) -> Any:
+def _avro_type(t: pa.DataType, name: str, ns: str, internal: bool = False) -> Any:
     if pa.types.is_boolean(t):
         return "boolean"
     if pa.types.is_int8(t) or pa.types.is_int16(t) or pa.types.is_int32(t):
@@ -215,15 +218,19 @@ def _avro_type(t: pa.DataType, name: str, ns: str) -> Any:
         unit = "millis" if t.unit == "ms" else "micros"
         return {"type": "long", "logicalType": f"timestamp-{unit}" if t.tz else f"local-timestamp-{unit}"}
     if pa.types.is_list(t) or pa.types.is_large_list(t):
+        if internal:  # AvroInternalSchemaConverter: an element record is named after its column
+            return {"type": "array", "items": ["null", _avro_type(t.value_type, name, ns, internal)]}
         return {"type": "array", "items": ["null", _avro_type(t.value_type, "array", f"{ns}.{name}")]}
     if pa.types.is_map(t):
         if not pa.types.is_string(t.key_type):
             raise Unsupported(f"column {name!r}: map keys must be strings in Avro", feature="hudi-write-type:map-key")
+        if internal:
+            return {"type": "map", "values": ["null", _avro_type(t.item_type, name, ns, internal)]}
         return {"type": "map", "values": ["null", _avro_type(t.item_type, "value", f"{ns}.{name}")]}
     if pa.types.is_struct(t):
         sub = f"{ns}.{name}"
         return {"type": "record", "name": name, "namespace": sub.rsplit(".", 1)[0], "fields": [
-            {"name": t.field(i).name, "type": ["null", _avro_type(t.field(i).type, t.field(i).name, sub)],
+            {"name": t.field(i).name, "type": ["null", _avro_type(t.field(i).type, t.field(i).name, sub, internal)],
              "default": None} for i in range(t.num_fields)]}
     raise Unsupported(f"column {name!r} of type {t} has no Avro type in the writer", feature=f"hudi-write-type:{t}")
 
@@ -236,15 +243,19 @@ def _decimal_size(precision: int) -> int:
     return n
 
 
-def arrow_to_avro_schema(schema: pa.Schema, table_name: str, *, with_meta: bool = False) -> str:
-    """The table's Avro schema text (``<name>_record``, namespace ``hoodie.<name>``, nullable fields)."""
+def arrow_to_avro_schema(schema: pa.Schema, table_name: str, *, with_meta: bool = False, internal: bool = False) -> str:
+    """The table's Avro schema text (``<name>_record``, namespace ``hoodie.<name>``, nullable fields).
+
+    ``internal``: as Hudi converts an InternalSchema back to Avro (a schema-on-read table's commits): the record of
+    an array element or map value is named after its column, in the column's namespace."""
     ns = f"hoodie.{table_name}"
     rec = f"{table_name}_record"
     fields = []
     if with_meta:
         fields += [{"name": m, "type": ["null", "string"], "doc": "", "default": None} for m in AS.META_COLUMNS]
     for f in schema:
-        fields.append({"name": f.name, "type": ["null", _avro_type(f.type, f.name, f"{ns}.{rec}")], "default": None})
+        fields.append({"name": f.name, "type": ["null", _avro_type(f.type, f.name, f"{ns}.{rec}", internal)],
+                       "default": None})
     return json.dumps({"type": "record", "name": rec, "namespace": ns, "fields": fields}, separators=(",", ":"))
 
 

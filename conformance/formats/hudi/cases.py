@@ -6,8 +6,9 @@ computed by a reader. Rows are the data columns only, in the table's order: the 
 columns hold instant times and file names a writer picks, so engines return them dropped. Versions count
 completed data instants (``facts.py``): every ``Append`` (insert), ``Upsert``, ``Delete``, ``Update``,
 ``Overwrite`` and ``Optimize`` (a compaction ``commit`` or a clustering ``replacecommit``) makes the next
-version; creating the table, schema changes and a ``FailedWrite`` make none. What the steps mean for Hudi is
-in ``steps.py``.
+version; so does a schema change (its ``ALTER_SCHEMA`` commit, a ``commit`` or ``deltacommit`` without files,
+as ``reference_impl.hudi.versions`` counts it); creating the table and a ``FailedWrite`` make none. What the
+steps mean for Hudi is in ``steps.py``.
 
 Tables are copy-on-write unless a case says merge-on-read, table version 9 unless it names 6 or 8, keyed by
 ``id``, ordered by ``ts`` with the merge mode named (the default mode depends on the release and the table
@@ -28,7 +29,7 @@ from conformance.cases.values import d as day
 from conformance.cases.values import ts as utc
 from conformance.formats.hudi import facts as F
 from conformance.formats.hudi import raw
-from conformance.formats.hudi.steps import FailedWrite, Upsert
+from conformance.formats.hudi.steps import AddColumnAt, FailedWrite, Upsert
 from conformance.model import (
     AddColumn,
     Append,
@@ -36,10 +37,13 @@ from conformance.model import (
     ChangeColumnType,
     Create,
     Delete,
+    DropColumn,
     Expected,
+    MoveColumn,
     Optimize,
     Overwrite,
     Raw,
+    RenameColumn,
     Update,
 )
 
@@ -72,6 +76,8 @@ def read_features(steps: tuple, expected: tuple) -> tuple[str, ...]:
             out.append(F.DELETE_BLOCKS)
         elif isinstance(s, (AddColumn, ChangeColumnType)):
             out.append(F.SCHEMA_EVOLUTION)
+        elif isinstance(s, (RenameColumn, DropColumn, MoveColumn, AddColumnAt)):
+            out.extend((F.SCHEMA_EVOLUTION, F.SCHEMA_ON_READ))
     for e in expected:
         if e.ref:
             out.append(F.READ_OPTIMIZED_QUERY if F.parse_ref(e.ref)[0] == F.READ_OPTIMIZED else F.INCREMENTAL_QUERY)
@@ -503,6 +509,248 @@ case(
     steps=[table(ARR, partition=()), Append(rows=rows(ARR, ("1", 1, [1, None, 3]))),
            ChangeColumnType(name="xs", type=pa.list_(pa.int64())), Append(rows=rows(ARR2, ("2", 2, [2**40])))],
     expected=[Expected(rows=rows(ARR2, ("1", 1, [1, None, 3]), ("2", 2, [2**40])))],
+)
+
+# --------------------------------------------------------------------------------------------
+# Schema evolution on read (hoodie.schema.on.read.enable: ALTER TABLE, InternalSchema field ids)
+# --------------------------------------------------------------------------------------------
+# The table starts with rows in partition a (one base file written before the change); rows written after the
+# change go to partition b (a new file group: the old file keeps the old schema) or, merge-on-read, update a key of
+# partition a (a log block in the new schema over a base file in the old one). A reader must resolve every file
+# by field id (HUDI-EVOLR-017): a by-name reader loses renamed columns and revives dropped ones.
+
+_ST = pa.struct([("a", pa.int32()), ("b", pa.string())])
+_MV = pa.map_(pa.string(), pa.struct([("x", pa.int32())]))
+_AR = pa.list_(pa.struct([("e", pa.int32())]))
+SOR = pa.schema([("id", pa.string()), ("ts", pa.int64()), ("name", pa.string()), ("qty", pa.int32()), ("s", _ST),
+                 ("m", _MV), ("arr", _AR), ("part", pa.string())])
+# id, ts, name, qty, s, m, arr, part
+SOR_R1 = [("1", 10, "one", 1, {"a": 1, "b": "b1"}, [("k", {"x": 1})], [{"e": 1}], "a"),
+          ("2", 20, "two", 2, {"a": 2, "b": "b2"}, [("k", {"x": 2})], [{"e": 2}], "a")]
+
+
+def _sor_schema(*changes: tuple[str, object]) -> pa.Schema:
+    """SOR with top-level columns replaced / dropped / inserted: (name, field or None) pairs, in order of SOR,
+    a name not in SOR added at its place in the list given by ``after:<col>`` keys."""
+    fields = list(SOR)
+    for name, new in changes:
+        if name.startswith("after:"):
+            k = [f.name for f in fields].index(name[6:]) + 1
+            fields.insert(k, new)
+            continue
+        k = [f.name for f in fields].index(name)
+        if new is None:
+            fields.pop(k)
+        else:
+            fields[k] = new
+    return pa.schema(fields)
+
+
+def _sor_case(slug: str, description: str, rules: tuple[str, ...], change, after_schema: pa.Schema, old_rows,
+              new_row, *, kinds=(COW, MOR), versions=(9,), extra_expected=(), log_format: str | None = None) -> None:
+    """One schema-on-read change per table kind and version: rows, the ALTER, one more write, read latest + v1."""
+    for kind in kinds:
+        for version in versions:
+            suffix = ("" if kind == COW else "-mor") + ("" if version == 9 else f"-v{version}")
+            configs = {"hoodie_logfile_data_block_format": log_format} if log_format and kind == MOR else {}
+            # MOR: the new row updates key 2 of partition a (a log block over the old base file); COW: a new key in
+            # partition b (a second file group; the first keeps its old-schema base file).
+            later = new_row(kind)
+            expected_rows = [r for r in old_rows if kind == COW or r[0] != later[0]] + [later]
+            case(
+                f"sor-{slug}{suffix}",
+                f"{description} ({'merge-on-read' if kind == MOR else 'copy-on-write'}, table version {version}).",
+                rules=rules + ("HUDI-EVOLR-017",),
+                steps=[table(SOR, kind=kind, version=version, **configs), Append(rows=rows(SOR, *SOR_R1)), *change,
+                       (Upsert if kind == MOR else Append)(rows=rows(after_schema, later))],
+                expected=[Expected(version=1, rows=rows(SOR, *SOR_R1)),
+                          Expected(rows=rows(after_schema, *expected_rows)), *extra_expected],
+            )
+
+
+def _later(kind: str, *cols) -> tuple:
+    """The row written after the change: key 2 again in partition a (MOR, an update) or key 3 in b (COW)."""
+    return (("2", 21) if kind == MOR else ("3", 30)) + cols + (("a",) if kind == MOR else ("b",))
+
+
+_S1 = {"a": 1, "b": "b1"}
+_S2 = {"a": 2, "b": "b2"}
+_M1, _M2, _A1, _A2 = [("k", {"x": 1})], [("k", {"x": 2})], [{"e": 1}], [{"e": 2}]
+
+# rename top level: name -> full_name keeps its data (id) in the old files
+_RENAMED = _sor_schema(("name", pa.field("full_name", pa.string())))
+_sor_case("rename-column", "RENAME COLUMN name TO full_name under schema on read: old files' values come back "
+          "under the new name", ("HUDI-EVOLR-016", "HUDI-EVOLR-004", "HUDI-EVOLR-001"),
+          [RenameColumn(old="name", new="full_name")], _RENAMED,
+          [("1", 10, "one", 1, _S1, _M1, _A1, "a"), ("2", 20, "two", 2, _S2, _M2, _A2, "a")],
+          lambda k: _later(k, "later", 3, {"a": 3, "b": "b3"}, [("k", {"x": 3})], [{"e": 3}]),
+          versions=(9, 6))
+# rename nested: s.a -> s.aa
+_ST_R = pa.struct([("aa", pa.int32()), ("b", pa.string())])
+_sor_case("rename-nested", "RENAME COLUMN s.a TO aa: a struct field renamed, its old values kept",
+          ("HUDI-EVOLR-016",), [RenameColumn(old="s.a", new="aa")], _sor_schema(("s", pa.field("s", _ST_R))),
+          [("1", 10, "one", 1, {"aa": 1, "b": "b1"}, _M1, _A1, "a"), ("2", 20, "two", 2, {"aa": 2, "b": "b2"}, _M2,
+                                                                     _A2, "a")],
+          lambda k: _later(k, "later", 3, {"aa": 3, "b": "b3"}, [("k", {"x": 3})], [{"e": 3}]))
+# drop top level: qty gone from every file
+_sor_case("drop-column", "DROP COLUMN qty: the column vanishes from old files too", ("HUDI-EVOLR-014",),
+          [DropColumn(name="qty")], _sor_schema(("qty", None)),
+          [("1", 10, "one", _S1, _M1, _A1, "a"), ("2", 20, "two", _S2, _M2, _A2, "a")],
+          lambda k: _later(k, "later", {"a": 3, "b": "b3"}, [("k", {"x": 3})], [{"e": 3}]))
+# drop nested: s.b
+_ST_D = pa.struct([("a", pa.int32())])
+_sor_case("drop-nested", "DROP COLUMN s.b: a struct field dropped", ("HUDI-EVOLR-014",),
+          [DropColumn(name="s.b")], _sor_schema(("s", pa.field("s", _ST_D))),
+          [("1", 10, "one", 1, {"a": 1}, _M1, _A1, "a"), ("2", 20, "two", 2, {"a": 2}, _M2, _A2, "a")],
+          lambda k: _later(k, "later", 3, {"a": 3}, [("k", {"x": 3})], [{"e": 3}]))
+# move: qty AFTER id
+_MOVED = pa.schema([SOR.field("id"), SOR.field("qty"), SOR.field("ts"), SOR.field("name"), SOR.field("s"),
+                    SOR.field("m"), SOR.field("arr"), SOR.field("part")])
+_sor_case("move-after", "ALTER COLUMN qty AFTER id: the column takes its new place, old files' values with it",
+          ("HUDI-EVOLR-012", "HUDI-EVOLR-010"), [MoveColumn(name="qty", after="id")], _MOVED,
+          [("1", 1, 10, "one", _S1, _M1, _A1, "a"), ("2", 2, 20, "two", _S2, _M2, _A2, "a")],
+          lambda k: (("2", 3, 21) if k == MOR else ("3", 3, 30)) + ("later", {"a": 3, "b": "b3"}, [("k", {"x": 3})],
+                                                                   [{"e": 3}], "a" if k == MOR else "b"))
+# add nested FIRST: s.c first in s
+_ST_F = pa.struct([("c", pa.int32()), ("a", pa.int32()), ("b", pa.string())])
+_sor_case("add-nested-first", "ADD COLUMNS(s.c int FIRST): a new first struct field, null in old files",
+          ("HUDI-EVOLR-007", "HUDI-EVOLR-009"), [AddColumnAt(path="s.c", type=pa.int32(), first=True)],
+          _sor_schema(("s", pa.field("s", _ST_F))),
+          [("1", 10, "one", 1, {"c": None, "a": 1, "b": "b1"}, _M1, _A1, "a"),
+           ("2", 20, "two", 2, {"c": None, "a": 2, "b": "b2"}, _M2, _A2, "a")],
+          lambda k: _later(k, "later", 3, {"c": 9, "a": 3, "b": "b3"}, [("k", {"x": 3})], [{"e": 3}]))
+# add AFTER at the top level
+_sor_case("add-after", "ADD COLUMNS(note string AFTER id): a new column in the middle, null in old files",
+          ("HUDI-EVOLR-007", "HUDI-EVOLR-010"), [AddColumnAt(path="note", type=pa.string(), after="id")],
+          _sor_schema(("after:id", pa.field("note", pa.string()))),
+          [("1", None, 10, "one", 1, _S1, _M1, _A1, "a"), ("2", None, 20, "two", 2, _S2, _M2, _A2, "a")],
+          lambda k: (("2", "n", 21) if k == MOR else ("3", "n", 30)) + ("later", 3, {"a": 3, "b": "b3"},
+                                                                        [("k", {"x": 3})], [{"e": 3}],
+                                                                        "a" if k == MOR else "b"))
+# map value field
+_MV_Y = pa.map_(pa.string(), pa.struct([("x", pa.int32()), ("y", pa.string())]))
+_sor_case("add-map-value-field", "ADD COLUMNS(m.value.y string): a field added to a map's value struct",
+          ("HUDI-EVOLR-008",), [AddColumnAt(path="m.value.y", type=pa.string())],
+          _sor_schema(("m", pa.field("m", _MV_Y))),
+          [("1", 10, "one", 1, _S1, [("k", {"x": 1, "y": None})], _A1, "a"),
+           ("2", 20, "two", 2, _S2, [("k", {"x": 2, "y": None})], _A2, "a")],
+          lambda k: _later(k, "later", 3, {"a": 3, "b": "b3"}, [("k", {"x": 3, "y": "y3"})], [{"e": 3}]))
+# array element field
+_AR_F = pa.list_(pa.struct([("e", pa.int32()), ("f", pa.string())]))
+_sor_case("add-array-element-field", "ADD COLUMNS(arr.element.f string): a field added to an array's element "
+          "struct (the current page allows array-nested changes)", ("HUDI-EVOLR-005", "HUDI-EVOLR-007"),
+          [AddColumnAt(path="arr.element.f", type=pa.string())], _sor_schema(("arr", pa.field("arr", _AR_F))),
+          [("1", 10, "one", 1, _S1, _M1, [{"e": 1, "f": None}], "a"),
+           ("2", 20, "two", 2, _S2, _M2, [{"e": 2, "f": None}], "a")],
+          lambda k: _later(k, "later", 3, {"a": 3, "b": "b3"}, [("k", {"x": 3})], [{"e": 3, "f": "f3"}]),
+          kinds=(COW,))
+# type change int -> long (after a rename turned schema on read on)
+_sor_case("change-type", "RENAME COLUMN qty TO quantity, then ALTER COLUMN quantity TYPE bigint: old int values "
+          "read as long under the new name", ("HUDI-CHG-001", "HUDI-EVOLR-012", "HUDI-EVOLR-016"),
+          [RenameColumn(old="qty", new="quantity"), ChangeColumnType(name="quantity", type=pa.int64())],
+          _sor_schema(("qty", pa.field("quantity", pa.int64()))),
+          [("1", 10, "one", 1, _S1, _M1, _A1, "a"), ("2", 20, "two", 2, _S2, _M2, _A2, "a")],
+          lambda k: _later(k, "later", 2**40, {"a": 3, "b": "b3"}, [("k", {"x": 3})], [{"e": 3}]),
+          versions=(9, 6))
+# rename, then add a column with the old name: old data stays with the renamed column (ids, not names)
+_REUSED = _sor_schema(("name", pa.field("full_name", pa.string())), ("after:id", pa.field("name", pa.string())))
+_sor_case("rename-then-add-old-name", "RENAME COLUMN name TO full_name, then ADD COLUMNS(name string AFTER id): "
+          "the old files' name values belong to full_name; the new name column is null in them",
+          ("HUDI-EVOLR-016", "HUDI-EVOLR-007", "HUDI-EVOLR-010"),
+          [RenameColumn(old="name", new="full_name"), AddColumnAt(path="name", type=pa.string(), after="id")],
+          _REUSED,
+          [("1", None, 10, "one", 1, _S1, _M1, _A1, "a"), ("2", None, 20, "two", 2, _S2, _M2, _A2, "a")],
+          lambda k: (("2", "new", 21) if k == MOR else ("3", "new", 30)) + ("later", 3, {"a": 3, "b": "b3"},
+                                                                            [("k", {"x": 3})], [{"e": 3}],
+                                                                            "a" if k == MOR else "b"),
+          versions=(9, 6))
+case(
+    "sor-rename-then-add-old-name-mor-parquet-log",
+    "RENAME then ADD the old name on a merge-on-read table with Parquet log blocks; the update of key 2 is a "
+    "Parquet block in the new schema over the old base file, read-optimized sees the base file only.",
+    rules=("HUDI-EVOLR-017", "HUDI-EVOLR-016", "HUDI-EVOLR-007"),
+    steps=[table(SOR, kind=MOR, hoodie_logfile_data_block_format="parquet"), Append(rows=rows(SOR, *SOR_R1)),
+           RenameColumn(old="name", new="full_name"), AddColumnAt(path="name", type=pa.string(), after="id"),
+           Upsert(rows=rows(_REUSED, ("2", "new", 21, "later", 3, {"a": 3, "b": "b3"}, [("k", {"x": 3})],
+                                      [{"e": 3}], "a")))],
+    expected=[Expected(rows=rows(_REUSED, ("1", None, 10, "one", 1, _S1, _M1, _A1, "a"),
+                                 ("2", "new", 21, "later", 3, {"a": 3, "b": "b3"}, [("k", {"x": 3})], [{"e": 3}],
+                                  "a"))),
+              Expected(ref="read_optimized", rows=rows(_REUSED, ("1", None, 10, "one", 1, _S1, _M1, _A1, "a"),
+                                                       ("2", None, 20, "two", 2, _S2, _M2, _A2, "a")))],
+)
+case(
+    "sor-time-travel-before-rename",
+    "Time travel to the version before RENAME COLUMN name TO full_name reads with that version's schema (the old "
+    "name); the ALTER's own commit (version 2) already has the new one; the incremental query over the later "
+    "insert returns its row under the new name.",
+    rules=("HUDI-EVOLR-017", "HUDI-EVOLR-016", "HUDI-COMMIT-003"),
+    steps=[table(SOR), Append(rows=rows(SOR, *SOR_R1)), RenameColumn(old="name", new="full_name"),
+           Append(rows=rows(_RENAMED, ("3", 30, "three", 3, {"a": 3, "b": "b3"}, [("k", {"x": 3})], [{"e": 3}],
+                                       "b")))],
+    expected=[Expected(version=1, rows=rows(SOR, *SOR_R1)),
+              Expected(version=2, rows=rows(_RENAMED, *SOR_R1)),
+              Expected(version=3, rows=rows(_RENAMED, *SOR_R1, ("3", 30, "three", 3, {"a": 3, "b": "b3"},
+                                                                 [("k", {"x": 3})], [{"e": 3}], "b"))),
+              Expected(ref="incremental:2:3", rows=rows(_RENAMED, ("3", 30, "three", 3, {"a": 3, "b": "b3"},
+                                                                    [("k", {"x": 3})], [{"e": 3}], "b")))],
+)
+case(
+    "sor-many-changes-mor",
+    "A sequence of ALTERs on a merge-on-read table (rename, nested rename, nested drop, map-value add, move, drop), "
+    "each followed by nothing, then one update: every file resolves through the versions by id.",
+    rules=("HUDI-EVOLR-017", "HUDI-EVOLR-004", "HUDI-EVOLR-008", "HUDI-EVOLR-014", "HUDI-EVOLR-016"),
+    steps=[table(SOR, kind=MOR), Append(rows=rows(SOR, *SOR_R1)),
+           RenameColumn(old="name", new="label"), RenameColumn(old="s.a", new="aa"), DropColumn(name="s.b"),
+           AddColumnAt(path="m.value.y", type=pa.string()), MoveColumn(name="qty", after="id"),
+           DropColumn(name="arr"),
+           Upsert(rows=rows(pa.schema([("id", pa.string()), ("qty", pa.int32()), ("ts", pa.int64()),
+                                       ("label", pa.string()), ("s", pa.struct([("aa", pa.int32())])),
+                                       ("m", _MV_Y), ("part", pa.string())]),
+                            ("1", 7, 11, "one v2", {"aa": 1}, [("k", {"x": 1, "y": "y"})], "a")))],
+    expected=[Expected(rows=rows(pa.schema([("id", pa.string()), ("qty", pa.int32()), ("ts", pa.int64()),
+                                            ("label", pa.string()), ("s", pa.struct([("aa", pa.int32())])),
+                                            ("m", _MV_Y), ("part", pa.string())]),
+                                 ("1", 7, 11, "one v2", {"aa": 1}, [("k", {"x": 1, "y": "y"})], "a"),
+                                 ("2", 2, 20, "two", {"aa": 2}, [("k", {"x": 2, "y": None})], "a"))),
+              Expected(version=1, rows=rows(SOR, *SOR_R1))],
+)
+
+
+
+def _spoil_history(text: str):
+    """A raw step: the newest completed ``.hoodie/.schema/*.schemacommit`` file's content replaced by ``text``
+    (file surgery by name, never through the reference's parsers)."""
+
+    def fn(storage) -> None:
+        names = sorted(f.path for f in storage.list(".hoodie/.schema") if f.path.endswith(".schemacommit"))
+        storage.write_atomic(names[-1], text.encode("utf-8"))
+
+    return fn
+
+
+_SOR_NEG_STEPS = [table(SOR), Append(rows=rows(SOR, *SOR_R1)), RenameColumn(old="name", new="full_name"),
+                  Append(rows=rows(_RENAMED, ("3", 30, "three", 3, {"a": 3, "b": "b3"}, [("k", {"x": 3})],
+                                              [{"e": 3}], "b")))]
+case(
+    "neg-sor-history-not-json",
+    "The newest InternalSchema history file (.hoodie/.schema) is not JSON: the table's files cannot be resolved "
+    "by field id, and a reader must refuse rather than fall back to names.",
+    rules=("HUDI-EVOLR-017",),
+    steps=[*_SOR_NEG_STEPS, _raw(_spoil_history('{"schemas":['), "truncate the newest history file")],
+    expected=[Expected(error="invalid_table")],
+    violates=("HUDI-EVOLR-017",),
+)
+case(
+    "neg-sor-history-unknown-type",
+    "The newest InternalSchema history file gives a column a type no Hudi release writes (varchar): a reader "
+    "must refuse the table.",
+    rules=("HUDI-EVOLR-017",),
+    steps=[*_SOR_NEG_STEPS, _raw(_spoil_history(
+        '{"schemas":[{"max_column_id":0,"version_id":0,"type":"record","fields":[{"id":0,"name":"id",'
+        '"optional":true,"type":"varchar"}]}]}'), "a history with an unknown type")],
+    expected=[Expected(error="invalid_table")],
+    violates=("HUDI-EVOLR-017",),
 )
 
 # --------------------------------------------------------------------------------------------

@@ -79,5 +79,6 @@ TABLE_VERSION_8 = "table-version-8"  # the 1.x layout (timeline/ with completion
 TABLE_VERSION_9 = "table-version-9"  # 1.x with ordering.fields and merge modes in the table config
 TABLE_VERSION_FEATURES = {6: TABLE_VERSION_6, 8: TABLE_VERSION_8, 9: TABLE_VERSION_9}
 SCHEMA_EVOLUTION = "schema-evolution"
+SCHEMA_ON_READ = "schema-on-read"  # columns resolved by InternalSchema field id (.hoodie/.schema history)
 READ_OPTIMIZED_QUERY = "read-optimized-query"
 INCREMENTAL_QUERY = "incremental-query"

@@ -45,6 +45,29 @@ FINDINGS: tuple[Finding, ...] = (
         upstream="engine bug",
         versions=_HUDI_RS,
     ),
+    Finding(
+        id="hudi-rs-reads-schema-on-read-tables-by-name",
+        engines=("hudi-rs",),
+        # every schema-on-read case but a move (names unchanged: a read by name is right there)
+        cases=("hudi/sor-rename-*", "hudi/sor-drop-*", "hudi/sor-add-*", "hudi/sor-change-type*", "hudi/sor-many-changes-*",
+               "hudi/sor-time-travel-*", "hudi/neg-sor-*"),
+        status="fail",
+        pattern=(r"expected row\(s\) missing|unexpected columns|missing columns|type (struct|map|list)<|"
+                 r"returned \d+ row\(s\) silently"),
+        cause=("hudi-rs 0.5.0 reads a schema-on-read table (an InternalSchema history in .hoodie/.schema, "
+               "latest_schema in the commits) without refusing it and without the history: it matches each file's "
+               "columns to the latest Avro schema by name, so a renamed column reads null in files written before "
+               "the rename, a column added under an old name revives the old values, a dropped nested field "
+               "comes back, and a corrupt history goes unnoticed; time travel reads the latest schema too. "
+               "(Measured on reference- and Spark-written tables; no 'schema-on-read is not supported' error.)"),
+        spec=("Columns keep a stable field id across renames, drops and moves; readers resolve old files by id, "
+              "merging the file's schema version into the query's (HUDI-EVOLR-017; RFC-33, Java "
+              "InternalSchemaMerger). A reader without schema on read should refuse such a table, not guess."),
+        rules=("HUDI-EVOLR-017", "HUDI-EVOLR-004", "HUDI-EVOLR-016"),
+        section="schema_evolution.md (Schema evolution on read); RFC-33",
+        upstream="engine limitation",
+        versions=_HUDI_RS,
+    ),
     # ------------------------------------------------------------------ Spark 3.5 + hudi-spark 1.2
     Finding(
         id="spark35-hudi-refuses-ancient-dates",
@@ -81,15 +104,19 @@ FINDINGS: tuple[Finding, ...] = (
     Finding(
         id="spark35-hudi-vectorized-reader-refuses-nested-type-change",
         engines=("spark-3.5",),
-        cases=("hudi/promote-array-element",),
+        cases=("hudi/promote-array-element", "hudi/sor-*"),
         status="error",
         pattern=r"cannot be read in vectorized mode",
         cause=("hudi-spark 1.2 on Spark 3.5 refuses to read a table whose array element type was promoted (int to "
-               "long): 'Nested types with type changes (implicit or explicit) cannot be read in vectorized mode', "
-               "unless the user turns Spark's vectorized Parquet reader off."),
+               "long), or whose struct columns changed under schema on read (a field renamed, dropped or added, so "
+               "an old file's struct differs from the query's): 'Nested types with type changes (implicit or "
+               "explicit) cannot be read in vectorized mode', unless the user turns Spark's vectorized Parquet "
+               "reader off (measured: with spark.sql.parquet.enableVectorizedReader=false the same reads return the "
+               "reference's rows)."),
         spec=("The seed page lists promotions of array elements and map values as supported for COW and MOR "
-              "(HUDI-EVOL-008, HUDI-EVOL-017); the reference and hudi-rs read the old files as the new type."),
-        rules=("HUDI-EVOL-008", "HUDI-EVOL-017"),
+              "(HUDI-EVOL-008, HUDI-EVOL-017), and nested add/drop/rename under schema on read (HUDI-EVOLR-004, "
+              "-014, -016; old files resolved by field id, HUDI-EVOLR-017); the reference reads the old files."),
+        rules=("HUDI-EVOL-008", "HUDI-EVOL-017", "HUDI-EVOLR-004", "HUDI-EVOLR-017"),
         section="schema_evolution.md (Schema evolution on write)",
         upstream="engine limitation",
         versions=_SPARK,

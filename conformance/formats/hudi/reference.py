@@ -15,14 +15,15 @@ from conformance import model
 from conformance.engines.base import FormatSupport
 from conformance.formats.hudi import facts as F
 from conformance.formats.hudi.engines._common import data_columns, read_point
-from conformance.formats.hudi.steps import FailedWrite, Upsert
+from conformance.formats.hudi.steps import AddColumnAt, FailedWrite, Upsert
 from conformance.model import Step, TableRef
 
 WRITE_STEPS = frozenset(
     cls.__name__
     for cls in (
         model.Create, model.Append, model.Overwrite, model.Delete, model.Update, model.AddColumn,
-        model.ChangeColumnType, model.Optimize, model.Raw, Upsert, FailedWrite,
+        model.ChangeColumnType, model.RenameColumn, model.DropColumn, model.MoveColumn, model.Optimize, model.Raw,
+        Upsert, FailedWrite, AddColumnAt,
     )
 )
 
@@ -126,6 +127,11 @@ def write(engine: Any, table: TableRef, steps: Sequence[Step]) -> None:
         model.Overwrite: lambda s: W.insert_overwrite_table(storage, s.rows),
         model.AddColumn: lambda s: W.add_column(storage, s.field),
         model.ChangeColumnType: lambda s: W.change_column_type(storage, s.name, s.type),
+        # schema on read (steps.py): ALTER TABLE ... with hoodie.schema.on.read.enable=true
+        model.RenameColumn: lambda s: W.rename_column(storage, s.old, s.new),
+        model.DropColumn: lambda s: W.drop_columns(storage, s.name),
+        model.MoveColumn: lambda s: W.move_column(storage, s.name, after=s.after, first=s.after is None),
+        AddColumnAt: lambda s: W.add_column_at(storage, s.path, s.type, after=s.after, first=s.first),
         model.Optimize: lambda s: _optimize(storage),
         FailedWrite: lambda s: W.failed_write(storage, s.rows, rollback=s.rollback),
         model.Raw: lambda s: s.fn(storage),

@@ -22,8 +22,12 @@ A Hudi write names its operation; the shared steps map onto Hudi's write operati
 * ``Optimize`` compacts a merge-on-read table (schedule and run a compaction: one ``commit``) and clusters a
   copy-on-write table (a ``replacecommit``).
 * ``AddColumn``, ``ChangeColumnType`` (the promotions of the schema evolution page) evolve the schema on
-  write; ``RenameColumn``, ``DropColumn`` and ``MoveColumn`` need schema on read
-  (``hoodie.schema.on.read.enable``).
+  write; ``RenameColumn``, ``DropColumn`` and ``MoveColumn`` are Spark SQL's ``ALTER TABLE`` under schema on read
+  (``hoodie.schema.on.read.enable=true``): the first of them gives the table its InternalSchema history
+  (``.hoodie/.schema``), and from then on every schema change of the table (``AddColumn``, ``ChangeColumnType``,
+  ``AddColumnAt`` below too) is an ALTER under schema on read. Their names may be nested dotted paths, as Hudi's
+  DDL spells them: ``s.a`` (struct field), ``m.value.x`` (map value field), ``arr.element.x`` (array element
+  field); ``MoveColumn(after=None)`` is ``FIRST`` (nested columns only).
 * ``FailedWrite`` (below) leaves a write that never completes, then rolls it back when asked.
 """
 
@@ -45,6 +49,17 @@ class Upsert(Step):
     merge mode), and keys not in the table are inserted."""
 
     rows: pa.Table
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AddColumnAt(Step):
+    """``ALTER TABLE ADD COLUMNS(path type [FIRST | AFTER after])`` under schema on read: ``path`` may be nested
+    (``s.x``, ``m.value.x``, ``arr.element.x``); ``first`` only inside a struct (HUDI-EVOLR-007/008/009/010)."""
+
+    path: str
+    type: pa.DataType
+    after: str | None = None
+    first: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

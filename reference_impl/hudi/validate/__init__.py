@@ -29,10 +29,14 @@ Rules without a check, each for a reason (every other rule of rules/hudi.md has 
   framing rule they break (HUDI-LOG-002 block size, HUDI-LOG-006 total length and next magic).
 * HUDI-LOG-013: byte order shows only through the framing checks.
 * HUDI-META-006, HUDI-TABLE-003 .. -006: reader behaviour (virtual keys, query types, merge laws).
-* HUDI-EVOL-001 .. -008, -014 .. -018, HUDI-PROMO-*, HUDI-EVOLR-*, HUDI-CHG-*: what writers and DDL
-  must accept or refuse; a refused write or ALTER leaves no file, so it cannot be told from one never
-  tried. What does leave a trace is checked (``checks_schema``): between successive commit schemas no
-  column is demoted (HUDI-EVOL-011/012/013) and none is added non-nullable without a default (-009/010).
+* HUDI-EVOL-001 .. -008, -014 .. -018, HUDI-PROMO-*, the other HUDI-EVOLR-* and HUDI-CHG-* rules: what
+  writers and DDL must accept or refuse; a refused write or ALTER leaves no file, so it cannot be told from
+  one never tried. What does leave a trace is checked: between successive commit schemas no column is
+  demoted (HUDI-EVOL-011/012/013) and none is added non-nullable without a default (-009/010)
+  (``checks_schema``); a schema-on-read table's InternalSchema history parses, numbers columns uniquely,
+  agrees with the commits' latest_schema and covers every base file (HUDI-EVOLR-017, -003), and between its
+  versions shows no change the DDL refuses (HUDI-EVOLR-006/009/011/013/015, the MUST NOT cells of HUDI-CHG)
+  (``checks_evolution``).
 """
 
 from __future__ import annotations
@@ -41,7 +45,7 @@ from typing import Any
 
 from reference_impl.common.validation import Violation
 from reference_impl.errors import InvalidTable
-from reference_impl.hudi.validate import checks_files, checks_properties, checks_schema, checks_timeline
+from reference_impl.hudi.validate import checks_evolution, checks_files, checks_properties, checks_schema, checks_timeline
 from reference_impl.hudi.validate import checks_parsed  # relays last: CHECKS prefers dedicated checks
 from reference_impl.hudi.validate.context import Context, open_table
 from reference_impl.hudi.validate.registry import CHECK_FUNCTIONS, CHECKS, REGISTRY
@@ -50,7 +54,7 @@ __all__ = ["Violation", "validate_table", "run_checks", "CHECKS", "CHECK_FUNCTIO
 
 RULES_CHECKED: frozenset[str] = frozenset(CHECKS)
 # The modules whose import registers the checks, in run order (the parse relays last).
-CHECK_MODULES = (checks_files, checks_properties, checks_schema, checks_timeline, checks_parsed)
+CHECK_MODULES = (checks_files, checks_properties, checks_schema, checks_evolution, checks_timeline, checks_parsed)
 
 
 def validate_table(location: Any) -> list[Violation]:

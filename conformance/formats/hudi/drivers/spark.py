@@ -20,6 +20,14 @@
   procedure returns them; the per-read-point facts (action, partitions, file groups) are not reported (the
   procedures that tell them take catalog tables only).
 * ``FailedWrite`` is ``Unsupported``: no public Spark API leaves a write half-done.
+* Schema on read (``steps.py``): ``RenameColumn``, ``DropColumn``, ``MoveColumn``, ``AddColumnAt`` — and
+  ``AddColumn`` / ``ChangeColumnType`` once the table keeps an InternalSchema history — are Spark SQL ``ALTER
+  TABLE`` statements on a catalog table registered over the path for the statement (``CREATE TABLE ... USING hudi
+  LOCATION``, dropped after; the data stays), with ``hoodie.schema.on.read.enable=true`` set in the session as
+  Hudi's schema evolution page says. hudi-spark 1.2.0 refuses RENAME/DROP on a table with a commit under its
+  default configs (``MissingSchemaFieldException``, apache/hudi#19766): the session also sets the issue's
+  workaround ``hoodie.datasource.write.schema.allow.auto.evolution.column.drop=true``. Writes and reads of a table
+  with a history pass ``hoodie.schema.on.read.enable=true`` too (what a user of such a table is told to set).
 
 The runtime is pinned for the 3.5 line only: no ``hudi-spark4.0-bundle`` resolves from Maven Central.
 """
@@ -37,7 +45,21 @@ from conformance.engines.spark.sql import dataframe, quote_ident, select_columns
 from conformance.formats.hudi import facts as F
 from conformance.formats.hudi import steps as HS
 from conformance.formats.hudi.engines._common import data_columns
-from conformance.model import Append, Create, Delete, Optimize, Overwrite, Step, TableRef, Update
+from conformance.model import (
+    AddColumn,
+    Append,
+    ChangeColumnType,
+    Create,
+    Delete,
+    DropColumn,
+    MoveColumn,
+    Optimize,
+    Overwrite,
+    RenameColumn,
+    Step,
+    TableRef,
+    Update,
+)
 from reference_impl.errors import LakeconfError, Unsupported
 
 # hudi-spark per Spark line (Maven Central, checked 2026-11): 1.2.0 for Spark 3.5; no bundle for Spark 4.0.
@@ -47,18 +69,24 @@ SESSION_CONF = {
     # Hudi's documented Spark settings (quick start): Kryo, with Hudi's classes registered.
     "spark.serializer": "org.apache.spark.serializer.KryoSerializer",
     "spark.kryo.registrator": "org.apache.spark.HoodieSparkKryoRegistrar",
+    # The quick start's session catalog: Spark >= 3.2.1 runs Hudi's ALTER TABLE RENAME/DROP/ALTER COLUMN only
+    # through it (HUDI-EVOLR-002). A session shared with Delta keeps Delta's catalog (first format wins): the
+    # schema-on-read steps then refuse with Spark's UNSUPPORTED_FEATURE.TABLE_OPERATION.
+    "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.hudi.catalog.HoodieCatalog",
 }
 
-WRITE_STEPS = frozenset({"Create", "Append", "Upsert", "Delete", "Update", "Overwrite", "Optimize"})
+WRITE_STEPS = frozenset({"Create", "Append", "Upsert", "Delete", "Update", "Overwrite", "Optimize", "RenameColumn",
+                         "DropColumn", "MoveColumn", "AddColumnAt", "AddColumn", "ChangeColumnType"})
+# AddColumn / ChangeColumnType run as schema-on-read ALTERs only (module docstring); on a table without an
+# InternalSchema history they stay the on-write evolution the driver does not run (reason below).
+ON_WRITE_EVOLUTION_GAP = "not run by the kit's Hudi Spark driver yet (Hudi evolves the schema on the next write)"
 WRITE_GAPS: Mapping[str, str] = {
     "FailedWrite": "a Spark write either completes its instant or fails before the kit can stop it half-way: "
                    "no public API leaves a requested/inflight instant with its data files behind",
-    "AddColumn": "not run by the kit's Hudi Spark driver yet (Hudi evolves the schema on the next write)",
-    "ChangeColumnType": "not run by the kit's Hudi Spark driver yet (Hudi evolves the schema on the next write)",
-    "RenameColumn": "needs Hudi's schema on read through a catalog table (ALTER TABLE), not a path write",
-    "DropColumn": "needs Hudi's schema on read through a catalog table (ALTER TABLE), not a path write",
-    "MoveColumn": "needs Hudi's schema on read through a catalog table (ALTER TABLE), not a path write",
 }
+SCHEMA_ON_READ = "hoodie.schema.on.read.enable"
+# Session settings of an ALTER under schema on read (module docstring; the second is apache/hudi#19766's workaround).
+SOR_SESSION = {SCHEMA_ON_READ: "true", "hoodie.datasource.write.schema.allow.auto.evolution.column.drop": "true"}
 
 # hudi-spark 1.2.0's words for a table it cannot or will not read.
 ERRORS = errors.ErrorPatterns(
@@ -84,6 +112,10 @@ ERRORS = errors.ErrorPatterns(
         "ParquetDecodingException",
         "is not a Parquet file",
         "HoodieMetadataException",
+        # a schema-on-read table whose InternalSchema history Hudi cannot parse (Jackson / SerDeHelper)
+        "JsonEOFException",
+        "JsonParseException",
+        "Invalid value of Type",
     ),
 )
 
@@ -148,12 +180,19 @@ def _table_config(table: TableRef) -> dict[str, str] | None:
 # ----------------------------------------------------------------------------------------------
 
 
+def has_history(table: TableRef) -> bool:
+    """Whether the table keeps an InternalSchema history (``.hoodie/.schema``): a schema-on-read table."""
+    return any(f.path.endswith(".schemacommit") for f in _storage(table).list(".hoodie/.schema"))
+
+
 def _reader(spark, table: TableRef, *, at=None, timestamp=None, ref=None):
     """(DataFrameReader with the read point's options, whether the read is of version 0)."""
     from conformance.formats.hudi.engines._common import read_point
 
     rp = read_point(table, at=at, timestamp=timestamp, ref=ref)
     reader = spark.read.format("hudi")
+    if has_history(table):
+        reader = reader.option(SCHEMA_ON_READ, "true")
     if rp.query == F.INCREMENTAL:
         reader = reader.option("hoodie.datasource.query.type", "incremental")
         # The begin instant is exclusive; version 0 (the created table) is before every instant.
@@ -275,6 +314,29 @@ def existing_options(config: Mapping[str, str]) -> dict[str, str]:
     return opts
 
 
+def _position(after: str | None, first: bool) -> str:
+    return " FIRST" if first else f" AFTER {_path_sql(after)}" if after else ""
+
+
+def _path_sql(path: str) -> str:
+    """A (nested) column path as Hudi's DDL takes it: dotted, each part quoted."""
+    return ".".join(quote_ident(p) for p in path.split("."))
+
+
+# Steps that are always an ALTER TABLE under schema on read (AddColumn / ChangeColumnType are one only on a
+# table that already keeps a history).
+ALTER_STEPS = frozenset({"RenameColumn", "DropColumn", "MoveColumn", "AddColumnAt"})
+
+
+def need_hoodie_catalog(spark) -> None:
+    """Refuse (Unsupported) unless Spark's session catalog is Hudi's, as its ALTER TABLE needs (HUDI-EVOLR-002)."""
+    catalog = spark.conf.get("spark.sql.catalog.spark_catalog", "")
+    if catalog != SESSION_CONF["spark.sql.catalog.spark_catalog"]:
+        raise Unsupported(f"Hudi's ALTER TABLE under schema on read needs HoodieCatalog as Spark's session catalog "
+                          f"(HUDI-EVOLR-002); this session shares {catalog or 'the default catalog'} with another "
+                          "format: run with LAKECONF_SPARK_FORMATS=hudi", feature="hudi-schema-on-read")
+
+
 class _Writer:
     """One table's writes: the options of its Create (or its hoodie.properties), one datasource write a step."""
 
@@ -292,6 +354,8 @@ class _Writer:
                 raise Unsupported("the Hudi table does not exist yet: a Create step comes first", feature="Create")
             opts = existing_options(config)
         out = {**WRITE_DEFAULTS, **opts, "hoodie.datasource.write.operation": operation}
+        if self.created is None and has_history(self.table):
+            out[SCHEMA_ON_READ] = "true"  # keeps the history and latest_schema going (module docstring)
         return out
 
     def save(self, df, operation: str) -> None:
@@ -307,8 +371,50 @@ class _Writer:
         df = self.spark.read.format("hudi").load(self.path)
         return df.select(*[quote_ident(c) for c in df.columns if not c.startswith(META_PREFIX)])
 
+    def alter(self, clause: str) -> None:
+        """One ``ALTER TABLE <t> <clause>`` under schema on read, on a catalog table registered over the path."""
+        from conformance.engines.spark.sql import sql_string as lit
+
+        if self.created is not None:
+            raise Unsupported("hudi-spark alters a table with a commit: write rows before the first ALTER",
+                              feature="hudi-schema-on-read")
+        need_hoodie_catalog(self.spark)
+        config = _table_config(self.table) or {}
+        settings = {**SOR_SESSION, "hoodie.metadata.enable": existing_options(config).get("hoodie.metadata.enable",
+                                                                                          "false"),
+                    "hoodie.write.auto.upgrade": "false",
+                    "hoodie.write.table.version": config.get("hoodie.table.version", "9")}
+        for key, value in settings.items():
+            self.spark.sql(f"SET {key}={value}")
+        name = "lakeconf_alter_" + re.sub(r"[^A-Za-z0-9_]", "_", _name(self.table))
+        self.spark.sql(f"DROP TABLE IF EXISTS {name}")
+        self.spark.sql(f"CREATE TABLE {name} USING hudi LOCATION {lit(self.path)}")
+        try:
+            self.spark.sql(f"ALTER TABLE {name} {clause}")
+        finally:
+            self.spark.sql(f"DROP TABLE IF EXISTS {name}")  # an external table: the files stay
+            for key in settings:  # the session serves other tables next: their writes name their own
+                self.spark.conf.unset(key)
+
     def run(self, step: Step) -> None:
-        if isinstance(step, Create):
+        from conformance.engines.spark.sql import sql_type
+
+        if isinstance(step, (AddColumn, ChangeColumnType)) and not has_history(self.table):
+            raise Unsupported(ON_WRITE_EVOLUTION_GAP, feature=type(step).__name__)
+        if isinstance(step, RenameColumn):
+            parent, _, leaf = step.new.rpartition(".")
+            self.alter(f"RENAME COLUMN {_path_sql(step.old)} TO {quote_ident(leaf)}")
+        elif isinstance(step, DropColumn):
+            self.alter(f"DROP COLUMN {_path_sql(step.name)}")
+        elif isinstance(step, MoveColumn):
+            self.alter(f"ALTER COLUMN {_path_sql(step.name)}{_position(step.after, step.after is None)}")
+        elif isinstance(step, HS.AddColumnAt):
+            self.alter(f"ADD COLUMNS ({_path_sql(step.path)} {sql_type(step.type)}{_position(step.after, step.first)})")
+        elif isinstance(step, AddColumn):
+            self.alter(f"ADD COLUMNS ({_path_sql(step.field.name)} {sql_type(step.field.type)})")
+        elif isinstance(step, ChangeColumnType):
+            self.alter(f"ALTER COLUMN {_path_sql(step.name)} TYPE {sql_type(step.type)}")
+        elif isinstance(step, Create):
             self.created = create_options(self.table, step)
         elif isinstance(step, Append):
             if step.branch is not None:
@@ -420,6 +526,8 @@ def write(engine: Any, table: TableRef, steps: Sequence[Step]) -> None:
             reason = WRITE_GAPS.get(name, f"spark cannot run a {name} step on hudi tables")
             raise Unsupported(reason, feature=name)
     spark = engine.session(table)
+    if any(type(step).__name__ in ALTER_STEPS for step in steps):
+        need_hoodie_catalog(spark)  # before the first write: a table this session cannot alter is not half-built
     writer = _Writer(spark, table)
     for step in list(steps) + [None]:
         try:

@@ -369,6 +369,10 @@ MORE = {
     "HUDI-LOG-002/truncated": ("HUDI-LOG-002", "mor6", lambda tb: open(_logs(tb)[0], "r+b").truncate(
         os.path.getsize(_logs(tb)[0]) - 1)),
 }
+# Schema-on-read history mutations (checks_evolution): built in their own module.
+from conformance.suites.unit.hudi._sor_mutations import SOR_MUTATIONS  # noqa: E402
+
+MORE.update(SOR_MUTATIONS)
 ALSO = {
     "HUDI-LAYOUT-008": {"HUDI-COMMIT-005"},  # without partition fields, the commits' partition keys are wrong too
 }
