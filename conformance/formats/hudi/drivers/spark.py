@@ -525,9 +525,19 @@ def write(engine: Any, table: TableRef, steps: Sequence[Step]) -> None:
         if name not in WRITE_STEPS:
             reason = WRITE_GAPS.get(name, f"spark cannot run a {name} step on hudi tables")
             raise Unsupported(reason, feature=name)
+    # Refused before the first write, so a table the driver cannot finish is never half-built: an on-write
+    # evolution step (AddColumn / ChangeColumnType before any ALTER, on a table without a history), and any
+    # ALTER in a session whose catalog is not Hudi's.
+    history = has_history(table)
+    for step in steps:
+        name = type(step).__name__
+        if name in ALTER_STEPS:
+            break
+        if name in ("AddColumn", "ChangeColumnType") and not history:
+            raise Unsupported(ON_WRITE_EVOLUTION_GAP, feature=name)
     spark = engine.session(table)
     if any(type(step).__name__ in ALTER_STEPS for step in steps):
-        need_hoodie_catalog(spark)  # before the first write: a table this session cannot alter is not half-built
+        need_hoodie_catalog(spark)
     writer = _Writer(spark, table)
     for step in list(steps) + [None]:
         try:
