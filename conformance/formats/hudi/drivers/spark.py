@@ -399,8 +399,6 @@ class _Writer:
     def run(self, step: Step) -> None:
         from conformance.engines.spark.sql import sql_type
 
-        if isinstance(step, (AddColumn, ChangeColumnType)) and not has_history(self.table):
-            raise Unsupported(ON_WRITE_EVOLUTION_GAP, feature=type(step).__name__)
         if isinstance(step, RenameColumn):
             parent, _, leaf = step.new.rpartition(".")
             self.alter(f"RENAME COLUMN {_path_sql(step.old)} TO {quote_ident(leaf)}")
