@@ -81,6 +81,11 @@ def test_session_settings(tmp_path, monkeypatch):
     assert conf["spark.jars.ivy"] == str(tmp_path / "ivy")
     assert conf["spark.sql.session.timeZone"] == "UTC"
     assert "log4j2.configurationFile=file:" + str(tmp_path) in conf["spark.driver.extraJavaOptions"]
+    # the JIT and GC choices come first, so options the user gives (later on the line) win
+    monkeypatch.setenv("LAKECONF_SPARK_JAVA_OPTS", "-XX:+UseG1GC")
+    opts = session.settings(lines.line("4.0"), ["delta"], s3=False, log_dir=str(tmp_path))["spark.driver.extraJavaOptions"].split()
+    assert opts.index("-XX:+UseParallelGC") < opts.index("-XX:+UseG1GC")
+    assert "-XX:CompileThresholdScaling=3" in opts
     assert conf["spark.sql.catalog.spark_catalog"] == "org.apache.spark.sql.delta.catalog.DeltaCatalog"
 
 
