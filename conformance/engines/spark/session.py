@@ -173,12 +173,12 @@ def write_jar_manifest(packages_: Sequence[str], jars: Sequence[str]) -> str:
 
 
 # A session's life is thousands of small, different queries: most of the JVM's CPU goes to compiling
-# code that then runs a few times (the JIT took 98 s of 167 s in a Spark 3.5 run of one format's cases, JFR), and
-# to G1's concurrent threads. Compiling only code that runs three times as often and the throughput
-# collector cut the JVM's CPU by 15-22% on the Spark 3.5 engine's part of a main job (723 cells on
-# MinIO: 349 s -> 296 s and 332 s -> 260 s in two interleaved pairs) at equal or better wall time.
-# C1 alone (TieredStopAtLevel=1) was slower on both (350 s, wall +18%). LAKECONF_SPARK_JAVA_OPTS,
-# given later, overrides these.
+# code that then runs a few times (the JIT took 98 s of 167 s in a Spark 3.5 run of one format's
+# cases, JFR), and to G1's concurrent threads. Compiling only code that runs three times as often,
+# with the throughput collector, cut the JVM's CPU by 15-22% on the Spark 3.5 engine's own cells
+# (723 cells on MinIO: 349 s -> 296 s and 332 s -> 260 s in two interleaved pairs) at equal or better
+# wall time; in a whole main job the gain was within run-to-run noise. C1 alone
+# (TieredStopAtLevel=1) was slower (350 s, wall +18%). LAKECONF_SPARK_JAVA_OPTS, given later, wins.
 JIT_GC_OPTIONS = ("-XX:+UseParallelGC", "-XX:CompileThresholdScaling=3")
 
 
