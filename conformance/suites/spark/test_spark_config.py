@@ -102,6 +102,30 @@ def test_jar_manifest(tmp_path, monkeypatch):
     assert session.read_jar_manifest(pkgs) is None  # a vanished jar means: resolve again
 
 
+def test_resolve_if_needed_starts_no_session_when_the_jars_are_there(tmp_path, monkeypatch, capsys):
+    """A warm set-up (install-spark's ``resolve --if-needed``) starts no JVM; without the jars it would."""
+    import json
+
+    from conformance.engines.spark.__main__ import main
+
+    installed = lines.line_for_pyspark(lines.installed_pyspark() or "")
+    if installed is None:
+        pytest.skip("no pinned Spark line's pyspark in this environment")
+    monkeypatch.setenv("LAKECONF_IVY_DIR", str(tmp_path))
+    monkeypatch.setenv("LAKECONF_SPARK_FORMATS", "delta")
+    jar = tmp_path / "a.jar"
+    jar.write_bytes(b"PK")
+    pkgs = session.packages(installed, ["delta"], s3=True)
+    session.write_jar_manifest(pkgs, [f"file://{jar}"])
+    monkeypatch.setattr(session, "get", lambda **kw: pytest.fail("a session was started"))
+    assert main(["resolve", "--if-needed", "--line", installed.name]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["resolved"] == "earlier" and out["packages"] == pkgs
+    jar.unlink()  # a vanished jar: resolve again (here: the refused session start above)
+    with pytest.raises(pytest.fail.Exception, match="a session was started"):
+        main(["resolve", "--if-needed", "--line", installed.name])
+
+
 def test_spark_path():
     assert spark_path("s3://b/t") == "s3a://b/t"
     assert spark_path("/tmp/x") == "file:///tmp/x"
