@@ -675,8 +675,31 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised in the main thread so that the run's clean-up runs as on a Ctrl-C: without it
+    Python ends at once, and a MinIO started for the run (a session of its own, so that a Ctrl-C
+    meant for the run does not hit it first) outlives the run with its data."""
+
+
+def _on_sigterm(signum, frame) -> None:  # noqa: ARG001 - the signal module's signature
+    raise Terminated()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``lakeconf`` console script; returns the exit code."""
+    import signal
+    import threading
+
+    here = threading.current_thread() is threading.main_thread()  # only the main thread may set handlers
+    previous = signal.signal(signal.SIGTERM, _on_sigterm) if here else None
+    try:
+        return _main(argv)
+    finally:
+        if here:
+            signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
+
+
+def _main(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
@@ -699,6 +722,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except CliError as exc:
         print(exc.line(), file=sys.stderr)
         return exc.code
+    except Terminated:
+        print("lakeconf: terminated (SIGTERM); what it had started is stopped", file=sys.stderr)
+        return 128 + 15
     except KeyboardInterrupt:
         print("lakeconf: interrupted", file=sys.stderr)
         return 130

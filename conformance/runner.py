@@ -429,17 +429,19 @@ class Lane:
     it, a job that needs another done first is submitted by it (a table's reads by its build), so
     several threads never reorder what depends on what.
     ``serial`` lanes run each job as it is submitted, in the caller's thread: the plan's order,
-    one thing at a time.
+    one thing at a time. Once ``cancelled`` is set (a Ctrl-C or SIGTERM), the lanes skip the jobs
+    they have not started, so the run ends after the jobs in hand instead of after all of them.
     """
 
     def __init__(self, engine: Engine | None, *, serial: bool, errors: list[BaseException], pending: "Pending",
-                 name: str | None = None) -> None:
+                 name: str | None = None, cancelled: threading.Event | None = None) -> None:
         self.engine = engine
         self.serial = serial
         self.unavailable: str | None = None
         self.startup: float | None = None
         self._errors = errors
         self._pending = pending
+        self._cancelled = cancelled or threading.Event()
         self._jobs: "queue.Queue[Callable[[], None] | None]" = queue.Queue()
         self._threads: list[threading.Thread] = []
         self._first_done = threading.Event()
@@ -461,8 +463,13 @@ class Lane:
     def _guarded(self, job: Callable[[], None]) -> None:
         try:
             job()
-        except KeyboardInterrupt:
-            raise
+        except KeyboardInterrupt as exc:
+            if self.serial:
+                raise
+            # In a lane's thread it comes from a child process the Ctrl-C reached first (the
+            # validator's): the whole run stops, as when the main thread gets it.
+            self._errors.append(exc)
+            self._cancelled.set()
         except BaseException as exc:  # noqa: BLE001 - a harness bug ends the run with its message, not a hang
             self._errors.append(exc)
 
@@ -475,7 +482,8 @@ class Lane:
                 self._first_done.set()
                 return
             try:
-                self._guarded(job)
+                if not self._cancelled.is_set():
+                    self._guarded(job)
             finally:
                 self._pending.done()
                 self._first_done.set()
@@ -569,9 +577,10 @@ def run(
 
     errors: list[BaseException] = []
     pending = Pending()
-    lanes = {e.name: Lane(e, serial=serial, errors=errors, pending=pending) for e in everyone}
+    cancelled = threading.Event()
+    lanes = {e.name: Lane(e, serial=serial, errors=errors, pending=pending, cancelled=cancelled) for e in everyone}
     # The reference validator judges each built table in a lane of its own, beside the reads.
-    validator = Lane(None, serial=serial, errors=errors, pending=pending, name="validator")
+    validator = Lane(None, serial=serial, errors=errors, pending=pending, name="validator", cancelled=cancelled)
     apart = ValidatorProcess() if validate_apart and not serial else None
     writer_checks: list[tuple[tuple[int, int], dict[str, Any]]] = []
     for lane in lanes.values():
@@ -720,6 +729,9 @@ def run(
             for wi, writer in enumerate(case_writers):
                 lanes[writer.name].submit(build_job(ci, wi, case, writer, case_readers))
         pending.wait()
+    except BaseException:
+        cancelled.set()  # a Ctrl-C (or SIGTERM, see cli.main): stop after the jobs in hand
+        raise
     finally:
         for lane in lanes.values():
             lane.stop()

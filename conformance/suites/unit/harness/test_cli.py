@@ -278,3 +278,29 @@ def test_a_malformed_bucket_is_one_line(capsys):
     assert main(["validate", "s3://Bad_Bucket/t"]) == 2
     line = err_line(capsys)
     assert "is not a valid S3 bucket name" in line
+
+
+def test_sigterm_ends_a_command_through_its_clean_up(monkeypatch, capsys):
+    """SIGTERM runs a command's clean-up (the run's `finally` stops its MinIO) and exits 143."""
+    import signal
+    import time
+
+    from conformance import cli
+
+    cleaned = []
+
+    def long_run(args):
+        try:
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(5)
+            return 0
+        finally:
+            cleaned.append(True)
+
+    monkeypatch.setattr(cli, "cmd_run", long_run)
+    before = signal.getsignal(signal.SIGTERM)
+    began = time.monotonic()
+    assert main(["run"]) == 143
+    assert cleaned and time.monotonic() - began < 4
+    assert "terminated (SIGTERM)" in capsys.readouterr().err
+    assert signal.getsignal(signal.SIGTERM) == before  # the caller's handler is back

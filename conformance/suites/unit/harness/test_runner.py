@@ -366,3 +366,34 @@ def test_a_case_whose_cells_name_writers_but_no_reader_is_built_only(store):
               cells_of=lambda c: ({"mem-writer"}, set() if c.id == "fake/built" else {"good"}))
     assert [(r.case, r.reader, r.status) for r in out.results] == [("fake/read", "good", "pass")]
     assert len(TABLES) == 2  # both tables were written
+
+
+class CountingReader(MemReader):
+    """Counts its reads; the first one interrupts the run (from its lane's thread, or in the main thread)."""
+
+    def __init__(self, name, how):
+        super().__init__(name)
+        self.how, self.reads = how, 0
+
+    def read(self, table, **kw):
+        import _thread
+        import time
+
+        self.reads += 1
+        if self.reads == 1:
+            if self.how == "raise":
+                raise KeyboardInterrupt  # as a child process's Ctrl-C comes back to a lane's thread
+            _thread.interrupt_main()  # a Ctrl-C in the main thread (it looks up at least once a second)
+        time.sleep(0.1)  # a read takes time: 40 of them, 4 s
+        return super().read(table, **kw)
+
+
+@pytest.mark.parametrize("how", ["raise", "main"])
+def test_an_interrupt_stops_the_run_after_the_jobs_in_hand(store, how):
+    """Ctrl-C (or SIGTERM, which cli.main turns into one) ends a run without running the queued jobs,
+    whichever thread it reaches first; before, a lane's thread died and the run waited for ever."""
+    reader = CountingReader("counting", how)
+    cs = [case(f"c{i}") for i in range(40)]
+    with pytest.raises(KeyboardInterrupt):
+        go(cs, [reader], store)
+    assert 1 <= reader.reads <= 15  # the jobs of the second it took to notice, not the 40 queued
