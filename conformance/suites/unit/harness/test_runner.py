@@ -392,8 +392,15 @@ class CountingReader(MemReader):
 def test_an_interrupt_stops_the_run_after_the_jobs_in_hand(store, how):
     """Ctrl-C (or SIGTERM, which cli.main turns into one) ends a run without running the queued jobs,
     whichever thread it reaches first; before, a lane's thread died and the run waited for ever."""
+    import signal
+
     reader = CountingReader("counting", how)
     cs = [case(f"c{i}") for i in range(40)]
-    with pytest.raises(KeyboardInterrupt):
-        go(cs, [reader], store)
+    # Python's own Ctrl-C handler, which interrupt_main() needs (pytest-xdist's workers ignore SIGINT)
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            go(cs, [reader], store)
+    finally:
+        signal.signal(signal.SIGINT, previous)
     assert 1 <= reader.reads <= 15  # the jobs of the second it took to notice, not the 40 queued
