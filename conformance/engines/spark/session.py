@@ -18,8 +18,10 @@ the Java exception's first lines only.
 
 from __future__ import annotations
 
+import atexit
 import hashlib
 import os
+import shutil
 import tempfile
 import threading
 import time
@@ -262,6 +264,9 @@ def get(*, line: str | None = None, formats: Sequence[str] | None = None, s3: bo
         fmts = tuple(formats or env_formats(spark_line))
         use_s3 = s3 if s3 is not None else os.environ.get("LAKECONF_SPARK_S3", "1") != "0"
         log_dir = tempfile.mkdtemp(prefix="lakeconf-spark-")
+        # The log directory lives as long as the process: the harness copies what a failed cell
+        # logged into its report as it goes (before, every session left one behind in /tmp).
+        atexit.register(shutil.rmtree, log_dir, ignore_errors=True)
         with open(os.path.join(log_dir, "log4j2.properties"), "w") as fh:
             fh.write(_LOG4J2.format(log=os.path.join(log_dir, "spark.log")))
         began = time.monotonic()
@@ -322,7 +327,7 @@ def state(key: str, default_factory):
 
 
 def scratch_dir() -> str:
-    """A directory of the session's own for files Spark reads lazily (removed with the log directory's parent)."""
+    """A directory of the session's own for files Spark reads lazily (removed with the log directory at exit)."""
     path = os.path.join(_Session.log_dir or tempfile.gettempdir(), "scratch")
     os.makedirs(path, exist_ok=True)
     return path
