@@ -37,6 +37,23 @@ def test_write_read_list_walk(storage):
     assert storage.exists("part-0.parquet") and not storage.exists("nope")
 
 
+def test_storages_of_one_endpoint_share_a_client_and_listings_keep_their_times(minio):
+    import time
+
+    from reference_impl import storage as ST
+
+    a = S3Storage(f"s3://{minio.bucket}/t-{uuid.uuid4().hex[:8]}", minio.s3_config)
+    b = S3Storage(f"s3://{minio.bucket}/t-{uuid.uuid4().hex[:8]}", minio.s3_config)
+    assert a._client is b._client
+    before = time.time() * 1000
+    a.put_if_absent("x/f", b"1")
+    listed = a.list("x")[0].modification_time
+    # S3 keeps whole seconds or milliseconds; the listed time is the object's, within the clock's skew.
+    assert before - 2000 <= listed <= time.time() * 1000 + 2000
+    assert ST._timestamp("2026-11-27T05:33:53.123Z") == ST._timestamp("Fri, 27 Nov 2026 05:33:53.123 GMT")
+    assert ST._timestamp("2026-11-27T05:33:53Z").utcoffset().total_seconds() == 0
+
+
 def test_read_missing_is_file_not_found(storage):
     with pytest.raises(FileNotFoundError):
         storage.read("_delta_log/00000000000000000009.json")
