@@ -96,8 +96,9 @@ def _answer(engine: Engine, job: tuple) -> tuple:
 
 
 def _serve(conn: Connection) -> None:
-    """Worker loop: build the engine, then answer jobs, one at a time, until told to stop (every
-    job carries an id, and its answer is sent with that id)."""
+    """Worker loop: build the engine, then answer jobs until told to stop (every job carries an id,
+    and its answer is sent with that id). Jobs are answered one at a time, or as many at once as the
+    engine takes (``Engine.concurrency``: an adapter that says so is thread-safe for that many calls)."""
     spec, commands = conn.recv()
     try:
         engine = _build(spec, commands)
@@ -105,6 +106,22 @@ def _serve(conn: Connection) -> None:
         conn.send((0, _raised(exc)))
         return
     conn.send((0, ("ok", None)))
+    calls = max(1, int(getattr(engine, "concurrency", 1) or 1))
+    pool = None
+    if calls > 1:
+        import threading
+        from concurrent.futures import ThreadPoolExecutor
+
+        pool = ThreadPoolExecutor(calls, thread_name_prefix="lakeconf-call")
+        sending = threading.Lock()
+
+        def answer(job_id: int, job: tuple) -> None:
+            try:
+                reply = _answer(engine, job)
+            except BaseException as exc:  # noqa: BLE001 - a Ctrl-C in a call: the parent re-raises it
+                reply = _raised(exc)
+            with sending:
+                conn.send((job_id, reply))
     try:
         while True:
             try:
@@ -114,8 +131,13 @@ def _serve(conn: Connection) -> None:
             if message is None:
                 break
             job_id, job = message
-            conn.send((job_id, _answer(engine, job)))
+            if pool is None:
+                conn.send((job_id, _answer(engine, job)))
+            else:
+                pool.submit(answer, job_id, job)
     finally:
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)
         engine.close()
 
 
@@ -204,7 +226,7 @@ class Worker:
     """One engine in a child process; ``check`` judges one cell there, ``call`` runs one method.
 
     Calls may come from several threads; each waits for its own answer, and the worker answers them
-    one at a time. A worker that dies fails every call in flight with the reason and is started
+    one at a time, or side by side when its engine takes several at once. A worker that dies fails every call in flight with the reason and is started
     again by the next call; a call that does not answer in time kills the worker (and so fails the
     others in flight too).
     """
@@ -378,15 +400,16 @@ class RemoteEngine(Engine):
 
     The harness treats it as in-process (it manages its own worker); ``unavailable`` is the reason
     to give when the worker cannot be had at all (no interpreter set up). With ``workers`` > 1 it
-    keeps that many independent workers (for Spark, as many JVMs) and takes as many jobs at once
-    (``concurrency``): each calling thread keeps to one worker, so a job's calls (its log mark, its
-    read, what the log gained) all reach the same process.
+    keeps that many independent workers (for Spark, as many JVMs); with ``calls`` > 1 each worker's
+    engine takes that many calls at once (for Spark, jobs side by side in one JVM). It takes
+    ``workers * calls`` jobs at once (``concurrency``): each calling thread keeps to one worker, so a
+    job's calls (its log mark, its read, what the log gained) all reach the same process.
     """
 
     in_process = True
 
     def __init__(self, name: str, spec: tuple, *, python: str | None, unavailable: str | None = None,
-                 timeout: float = 1800.0, workers: int = 1) -> None:
+                 timeout: float = 1800.0, workers: int = 1, calls: int = 1) -> None:
         import threading
 
         self.name = name
@@ -394,8 +417,8 @@ class RemoteEngine(Engine):
         self._python = python
         self._unavailable = unavailable
         self._timeout = timeout
-        self.concurrency = max(1, workers)
-        self._workers: list[Worker | None] = [None] * self.concurrency
+        self._workers: list[Worker | None] = [None] * max(1, workers)
+        self.concurrency = len(self._workers) * max(1, calls)
         self._lock = threading.Lock()
         self._local = threading.local()
         self._next_slot = 0
@@ -413,7 +436,7 @@ class RemoteEngine(Engine):
         slot = getattr(self._local, "slot", None)
         if slot is None:
             with self._lock:
-                slot = self._local.slot = self._next_slot % self.concurrency
+                slot = self._local.slot = self._next_slot % len(self._workers)
                 self._next_slot += 1
         return self._slot(slot)
 
@@ -458,13 +481,13 @@ class RemoteEngine(Engine):
 
     def start(self) -> None:
         """Start every worker's engine now, side by side (so JVM start-ups are timed as start-up)."""
-        if self.concurrency == 1:
+        if len(self._workers) == 1:
             self._w().call("start")
             return
         from concurrent.futures import ThreadPoolExecutor
 
-        with ThreadPoolExecutor(self.concurrency) as pool:
-            for future in [pool.submit(self._slot(i).call, "start") for i in range(self.concurrency)]:
+        with ThreadPoolExecutor(len(self._workers)) as pool:
+            for future in [pool.submit(self._slot(i).call, "start") for i in range(len(self._workers))]:
                 future.result()
 
     def read(self, table, *, at=None, timestamp=None, ref=None, columns=None):
@@ -491,7 +514,7 @@ class RemoteEngine(Engine):
 
     def close(self) -> None:
         with self._lock:
-            workers, self._workers = self._workers, [None] * self.concurrency
+            workers, self._workers = self._workers, [None] * len(self._workers)
         for worker in workers:
             if worker is not None:
                 worker.close()

@@ -28,13 +28,13 @@ def engine(line: str | None = None) -> Engine:
 
     wanted = lines.line(line or lines.DEFAULT_LINE)
     installed = lines.installed_pyspark()
-    spec = ("class", "conformance.engines.spark.adapter:SparkEngine", {"line": wanted.name})
-    n = workers(wanted)
+    n, c = workers(wanted), calls(wanted)
+    spec = ("class", "conformance.engines.spark.adapter:SparkEngine", {"line": wanted.name, "calls": c})
     if installed is not None and lines.line_for_pyspark(installed) is wanted:
-        return RemoteEngine(wanted.engine, spec, python=sys.executable, workers=n)
+        return RemoteEngine(wanted.engine, spec, python=sys.executable, workers=n, calls=c)
     python = remote.interpreter(wanted)
     why = None if python else f"no Python with pyspark {wanted.pyspark} set up: run {remote.setup_hint(wanted)}"
-    return RemoteEngine(wanted.engine, spec, python=python, unavailable=why, workers=n)
+    return RemoteEngine(wanted.engine, spec, python=python, unavailable=why, workers=n, calls=c)
 
 
 def workers(line: lines.SparkLine) -> int:
@@ -42,16 +42,26 @@ def workers(line: lines.SparkLine) -> int:
     LAKECONF_SPARK_WORKERS, else the line's default, one). Spark's small jobs keep a JVM's cores busy,
     so more workers pay only where there are cores to spare; each holds its own heap
     (``spark.driver.memory``)."""
+    return _count(line, "WORKERS", "Spark workers", line.workers)
+
+
+def calls(line: lines.SparkLine) -> int:
+    """How many reads each of the line's JVMs runs at once (LAKECONF_SPARK_CALLS_<line>, else
+    LAKECONF_SPARK_CALLS, else the line's default); writes still run alone (``adapter.SparkEngine``)."""
+    return _count(line, "CALLS", "Spark calls at once", line.calls)
+
+
+def _count(line: lines.SparkLine, what: str, label: str, default: int) -> int:
     import os
 
-    for key in ("LAKECONF_SPARK_WORKERS_" + line.name.replace(".", "_"), "LAKECONF_SPARK_WORKERS"):
+    for key in (f"LAKECONF_SPARK_{what}_" + line.name.replace(".", "_"), f"LAKECONF_SPARK_{what}"):
         raw = os.environ.get(key, "").strip()
         if raw:
             try:
                 return max(1, int(raw))
             except ValueError:
-                raise ValueError(f"{key}={raw!r}: expected a whole number of Spark workers (1, 2, ...)") from None
-    return line.workers
+                raise ValueError(f"{key}={raw!r}: expected a whole number of {label} (1, 2, ...)") from None
+    return default
 
 
 def SparkEngine() -> Engine:  # noqa: N802 - the registry's name for the newest line's engine

@@ -9,9 +9,11 @@ its own process (``in_process``) instead of an isolated worker; Java errors surf
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
+import threading
 from typing import Sequence
 
 from conformance.engines.base import MultiFormatEngine
@@ -35,13 +37,34 @@ class SparkEngine(MultiFormatEngine):
     # isolated worker (which would start a second JVM).
     in_process = True
 
-    def __init__(self, line: str | None = None, *, formats: Sequence[str] | None = None) -> None:
+    def __init__(self, line: str | None = None, *, formats: Sequence[str] | None = None, calls: int = 1) -> None:
         super().__init__()
         installed = lines.installed_pyspark()
         default = lines.line_for_pyspark(installed) if installed and not line else None
         self.line = lines.line(line) if line else (default or lines.line())
         self.name = self.line.engine
         self._formats = tuple(formats) if formats else None
+        # Reads take turns with nothing but writes: a session runs several queries at once, but a
+        # write may change the session's settings for its statements (a driver SETs schema-on-read
+        # options, another a checkpoint's part size), which a read beside it must not see.
+        self.concurrency = max(1, calls)
+        self._turns = _ReadWriteTurns()
+
+    def read(self, table: TableRef, **kw):
+        with self._turns.shared():
+            return super().read(table, **kw)
+
+    def describe(self, table: TableRef, **kw):
+        with self._turns.shared():
+            return super().describe(table, **kw)
+
+    def reproduction(self, table: TableRef, at=None):
+        with self._turns.shared():
+            return super().reproduction(table, at)
+
+    def write(self, table: TableRef, steps) -> None:
+        with self._turns.alone():
+            super().write(table, steps)
 
     # -- identity ------------------------------------------------------------------------------
 
@@ -87,13 +110,15 @@ class SparkEngine(MultiFormatEngine):
 
     def start(self) -> None:
         """Start (or reuse) the SparkSession now, so its start-up is timed apart from the cases."""
-        session.get(line=self.line.name, formats=self.formats())
+        with self._turns.alone():
+            session.get(line=self.line.name, formats=self.formats())
 
     def session(self, table: TableRef):
         """The session, with the table's object store configured."""
         from reference_impl.errors import Unsupported
 
         spark = session.get(line=self.line.name, formats=self.formats())
+        session.make_active(spark)
         if table.format not in session.started_formats():
             raise Unsupported(
                 f"the Spark session was started without the {table.format} runtime "
@@ -127,3 +152,42 @@ class SparkEngine(MultiFormatEngine):
 
     def close(self) -> None:
         """Keep the shared session (other adapters in the process may use it); see session.stop()."""
+
+
+class _ReadWriteTurns:
+    """Any number of readers at once, or one writer alone; a waiting writer goes before readers
+    that come after it (so a stream of reads cannot hold a build back for ever)."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._readers = 0
+        self._writing = False
+        self._writers_waiting = 0
+
+    @contextlib.contextmanager
+    def shared(self):
+        with self._cond:
+            while self._writing or self._writers_waiting:
+                self._cond.wait()
+            self._readers += 1
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._readers -= 1
+                self._cond.notify_all()
+
+    @contextlib.contextmanager
+    def alone(self):
+        with self._cond:
+            self._writers_waiting += 1
+            while self._writing or self._readers:
+                self._cond.wait()
+            self._writers_waiting -= 1
+            self._writing = True
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._writing = False
+                self._cond.notify_all()

@@ -33,6 +33,11 @@ class SparkLine:
     # on two cores a second JVM of a line made a run slower (its JIT and heap compete with the first
     # for the same cores: 198 s against 154 s for 27 tables and 240 cells, measured).
     workers: int = 1
+    # Reads each JVM runs at once (``conformance.engines.spark.calls``; writes run alone). Two: a
+    # small read keeps about one core busy, and a main job ended with minutes of Spark 3.5's reads
+    # alone on a half-idle machine; with two, the run took 758 s instead of 934 s (idle CPU 54
+    # core-s instead of 167, measured on 2 cores).
+    calls: int = 2
 
     @property
     def engine(self) -> str:

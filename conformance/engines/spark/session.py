@@ -326,6 +326,20 @@ def state(key: str, default_factory):
         return _Session.state.setdefault(key, default_factory())
 
 
+_active = threading.local()
+
+
+def make_active(spark) -> None:
+    """Make ``spark`` the active session of the calling thread. PySpark runs each Python thread's
+    calls in a JVM thread of its own, and format runtimes look the session up there (one refused a
+    table whose columns map by field id when the thread had none, measured with two reads at once:
+    "spark.sql.parquet.fieldId.read.enabled must be enabled"); only the thread that built the
+    session has it."""
+    if getattr(_active, "spark", None) is not spark:
+        spark._jvm.org.apache.spark.sql.SparkSession.setActiveSession(spark._jsparkSession)
+        _active.spark = spark
+
+
 def scratch_dir() -> str:
     """A directory of the session's own for files Spark reads lazily (removed with the log directory at exit)."""
     path = os.path.join(_Session.log_dir or tempfile.gettempdir(), "scratch")

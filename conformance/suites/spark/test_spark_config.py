@@ -55,6 +55,56 @@ def test_a_line_not_installed_here_is_remote_and_says_how_to_set_it_up(monkeypat
     assert "setup --line " + other in e.available()
 
 
+def test_a_line_takes_two_reads_at_once_unless_told_otherwise(monkeypatch, tmp_path):
+    from conformance.engines.spark import calls
+
+    monkeypatch.setenv("LAKECONF_CACHE_DIR", str(tmp_path))
+    for key in ("LAKECONF_SPARK_CALLS", "LAKECONF_SPARK_CALLS_3_5", "LAKECONF_SPARK_WORKERS", "LAKECONF_SPARK_WORKERS_3_5"):
+        monkeypatch.delenv(key, raising=False)
+    assert calls(lines.line("3.5")) == 2 and engine("3.5").concurrency == 2  # one JVM, two reads
+    monkeypatch.setenv("LAKECONF_SPARK_CALLS_3_5", "1")
+    assert engine("3.5").concurrency == 1 and calls(lines.line("4.0")) == 2
+    monkeypatch.setenv("LAKECONF_SPARK_WORKERS", "2")
+    assert engine("3.5").concurrency == 2 and engine("4.0").concurrency == 4
+    monkeypatch.setenv("LAKECONF_SPARK_CALLS", "two")
+    with pytest.raises(ValueError, match="LAKECONF_SPARK_CALLS='two'"):
+        calls(lines.line("4.0"))
+
+
+def test_reads_share_the_session_and_a_write_has_it_alone():
+    import threading
+    import time
+
+    from conformance.engines.spark.adapter import _ReadWriteTurns
+
+    turns = _ReadWriteTurns()
+    log: list[str] = []
+    lock = threading.Lock()
+
+    def hold(kind: str, name: str, seconds: float, delay: float = 0.0) -> threading.Thread:
+        def run() -> None:
+            time.sleep(delay)
+            with getattr(turns, kind)():
+                with lock:
+                    log.append(f"+{name}")
+                time.sleep(seconds)
+                with lock:
+                    log.append(f"-{name}")
+        thread = threading.Thread(target=run)
+        thread.start()
+        return thread
+
+    # Two reads overlap; a write that comes while they run waits for both, and a read that comes
+    # after the write waits for the write (it does not slip in ahead of it).
+    threads = [hold("shared", "r1", 0.4), hold("shared", "r2", 0.4, 0.05), hold("alone", "w", 0.2, 0.1),
+               hold("shared", "r3", 0.1, 0.2)]
+    for t in threads:
+        t.join()
+    assert log.index("+r2") < log.index("-r1")
+    assert log.index("+w") > max(log.index("-r1"), log.index("-r2"))
+    assert log.index("+r3") > log.index("-w")
+
+
 def test_packages_and_session_conf():
     line = lines.line("4.0")
     pkgs = session.packages(line, ["delta"], s3=True)

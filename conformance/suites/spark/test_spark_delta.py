@@ -223,3 +223,49 @@ def test_reference_reads_spark_table(spark_engine, store):
     assert expected == [(1, "a", 1.5), (2, "b", 2.5), (4, None, 4.0)]
     got = table_mod.read_table(store.storage(ref.uri))
     assert _rows(got, ("id", "part", "value")) == expected
+
+
+
+def test_two_reads_at_once_in_one_jvm_read_an_id_mapped_table(tmp_path):
+    """A line's engine reads two tables at once in its JVM, each call in a thread of its own there;
+    delta-spark looks the session up in that thread (Spark 3.5 refused an id-mapped table from the
+    thread that had not built the session: "spark.sql.parquet.fieldId.read.enabled must be enabled")."""
+    import os
+    import threading
+
+    from conformance.cases.registry import get_case
+    from conformance.engines.reference import ReferenceEngine
+    from conformance.engines.spark import engine
+    from conformance.model import TableRef
+
+    spark = engine(os.environ.get("LAKECONF_SPARK_LINE") or None)
+    reason = spark.available()
+    if reason:
+        if os.environ.get("LAKECONF_REQUIRE_SPARK", "") not in ("", "0", "false"):
+            pytest.fail(f"LAKECONF_REQUIRE_SPARK is set but Spark cannot run: {reason}")
+        pytest.skip(f"Spark not available: {reason}")
+    case = get_case("delta/column-mapping-id")
+    latest = next(e for e in case.expected if e.version is None and e.timestamp is None)
+    tables = [TableRef(format="delta", uri=str(tmp_path / f"t{i}")) for i in range(2)]
+    for table in tables:
+        ReferenceEngine().write(table, case.steps)
+    got: list = []
+
+    def read(table: TableRef) -> None:
+        for _ in range(3):
+            try:
+                got.append(spark.read(table).num_rows)
+            except Exception as exc:  # noqa: BLE001 - the assertion shows it
+                got.append(exc)
+
+    try:
+        assert spark.concurrency >= 2
+        spark.start()
+        threads = [threading.Thread(target=read, args=(t,)) for t in tables]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        spark.close()
+    assert got == [latest.rows.num_rows] * 6

@@ -184,6 +184,63 @@ def test_remote_engine_with_workers_answers_side_by_side_each_thread_from_its_ow
     assert elapsed < 1.8, elapsed
 
 
+class TwoAtOnce(Remote):
+    """An engine that takes two calls at once in its one process (as a Spark JVM takes two reads)."""
+
+    concurrency = 2
+
+
+def test_remote_engine_with_calls_answers_two_calls_side_by_side_in_one_worker():
+    import threading
+
+    from conformance.isolation import RemoteEngine
+
+    engine = RemoteEngine("remote", ("class", f"{__name__}:TwoAtOnce"), python=None, calls=2)
+    pids: list[int] = []
+
+    def job() -> None:
+        for _ in range(2):
+            pids.append(engine.read(TableRef(format="fake", uri="/t/pid")).column("pid")[0].as_py())
+
+    try:
+        assert engine.concurrency == 2
+        engine.start()
+        threads = [threading.Thread(target=job) for _ in range(2)]
+        began = time.monotonic()
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        elapsed = time.monotonic() - began
+    finally:
+        engine.close()
+    # One process answered all four half-second reads, two at a time (about one second; one at a
+    # time, as a worker whose engine takes one call does, would be two).
+    assert len(pids) == 4 and len(set(pids)) == 1 and pids[0] != os.getpid()
+    assert elapsed < 1.8, elapsed
+
+
+def test_a_worker_whose_engine_takes_one_call_answers_one_at_a_time():
+    import threading
+
+    from conformance.isolation import RemoteEngine
+
+    # Asking for two calls does not make an engine that takes one (the default) thread-safe.
+    engine = RemoteEngine("remote", ("class", f"{__name__}:Remote"), python=None, calls=2)
+    try:
+        engine.start()
+        threads = [threading.Thread(target=engine.read, args=(TableRef(format="fake", uri="/t/pid"),)) for _ in range(2)]
+        began = time.monotonic()
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        elapsed = time.monotonic() - began
+    finally:
+        engine.close()
+    assert elapsed >= 0.95, elapsed
+
+
 def test_lane_runs_an_engine_of_concurrency_two_two_jobs_at_a_time_after_its_start():
     import threading
 
