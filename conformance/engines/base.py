@@ -71,7 +71,9 @@ class Engine(ABC):
     name: str
     # How many jobs (builds, reads) the harness may give this engine at once. One by default: an
     # adapter need not be thread-safe. An engine that runs each job in one of several independent
-    # processes (``isolation.RemoteEngine`` with ``workers``) can take as many as it has.
+    # processes (``isolation.RemoteEngine`` with ``workers``) can take as many as it has; an adapter
+    # that serialises what must not overlap itself may take more (the Spark adapter: reads side by
+    # side, writes alone), and a worker then answers that many of its calls at once.
     concurrency: int = 1
 
     @abstractmethod

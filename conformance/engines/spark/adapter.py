@@ -141,7 +141,8 @@ class SparkEngine(MultiFormatEngine):
         return os.path.getsize(path) if path and os.path.exists(path) else 0
 
     def log_since(self, mark: int) -> str:
-        """What Spark logged after ``mark`` (WARN and above), without the Java stack frames."""
+        """What Spark logged after ``mark`` (WARN and above), without the Java stack frames; the
+        session has one log, so with two reads at once it holds what the other one logged meanwhile."""
         path = self.log_path
         if not path or not os.path.exists(path):
             return ""
