@@ -21,6 +21,7 @@ import pyarrow as pa
 import pyarrow.compute  # noqa: F401  (pa.compute)
 import pyarrow.parquet as pq
 
+from reference_impl.common.arrays import numpy_of
 from reference_impl.delta import actions as A
 from reference_impl.delta.actions import (
     Action,
@@ -174,9 +175,10 @@ def _shared_maps(m: pa.Array, offs, counts, lo: int, hi: int) -> list | None:
         tiled = pa.array(first * n, keys.type)
         if not pa.compute.all(pa.compute.equal(keys, tiled)).as_py():
             return None
-    items = m.items.slice(lo, hi - lo).dictionary_encode()
-    codes = items.indices.fill_null(-1).to_numpy(zero_copy_only=False)
-    values = items.dictionary.to_pylist() + [None]  # code -1 (null) picks the trailing None
+    # A null value is an entry of the dictionary (its indices then hold no nulls).
+    items = m.items.slice(lo, hi - lo).dictionary_encode(null_encoding="encode")
+    codes = numpy_of(items.indices)
+    values = items.dictionary.to_pylist()
     if k == 1:
         protos = [{first[0]: v} for v in values]
         return [protos[c].copy() for c in codes.tolist()]
@@ -193,7 +195,7 @@ def _map_values(m: pa.Array) -> list:
         return []
     if m.null_count == n:
         return [None] * n
-    offs = m.offsets.to_numpy()
+    offs = numpy_of(m.offsets)
     lo, hi = int(offs[0]), int(offs[-1])
     counts = np.diff(offs)
     shared = _shared_maps(m, offs, counts, lo, hi) if m.null_count == 0 else None

@@ -229,6 +229,11 @@ class Snapshot:
             object.__setattr__(self, "_files", cached)
         return list(cached)
 
+    def file_paths(self) -> list[str]:
+        """The paths of the live files as the log gives them, sorted, without building their AddFile
+        objects (a checkpoint's adds stay columnar: ``replay.FileMap``)."""
+        return sorted(path for path, _dv in self.state.files.keys())
+
     @property
     def column_mapping_mode(self) -> str:
         """none / id / name, honouring the property only when the protocol supports it."""

@@ -193,17 +193,11 @@ def _digest(paths: list[str]) -> str:
 
 
 def _load_reference(path: str) -> list[str]:
-    try:
-        from reference_impl.delta.table import Snapshot
+    # The snapshot's live paths, as deltalake's file_uris() gives them: neither side builds an
+    # object per file (the reference builds its AddFiles only when a reader asks for them).
+    from reference_impl.delta.table import Snapshot
 
-        return [a.path for a in Snapshot.load(path).files]
-    except ImportError:  # table.py not there yet: the same work through log + replay
-        from reference_impl.delta.log import build_segment
-        from reference_impl.delta.replay import replay
-        from reference_impl.storage import LocalStorage
-
-        storage = LocalStorage(path)
-        return [a.path for a in replay(storage, build_segment(storage)).files.values()]
+    return Snapshot.load(path).file_paths()
 
 
 def _load_deltalake(path: str) -> list[str]:

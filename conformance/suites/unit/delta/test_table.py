@@ -277,6 +277,32 @@ def test_time_travel_never_uses_a_newer_checkpoint(tmp_path):
         assert s.read().num_rows == v and (s.segment.checkpoint is None) == (v < 5)
 
 
+@pytest.mark.rule("DELTA-REPLAY-009", "DELTA-CKPT-003")
+def test_file_paths_are_the_live_files_without_building_them(tmp_path):
+    """A checkpoint's adds stay columnar until asked for; the live paths come from their keys alone,
+    the same as the built AddFiles' paths (partition maps with a null value shared by many rows)."""
+    import subprocess
+    import sys
+
+    from reference_impl.delta.checkpoint import write_checkpoint
+
+    b = simple(tmp_path, partition_columns=["p"])
+    b.commit(1, [add(f"p=x/f{i}.parquet", {"p": None if i % 3 else "x"}) for i in range(100)])
+    snap = Snapshot.load(str(tmp_path))
+    write_checkpoint(snap.storage, snap.state)
+    b.commit(2, [remove("p=x/f7.parquet"), add("p=x/new.parquet", {"p": "y"})])
+    loaded = Snapshot.load(str(tmp_path))
+    assert loaded.segment.checkpoint is not None
+    assert loaded.file_paths() == [f.path for f in loaded.files] == sorted(
+        [f"p=x/f{i}.parquet" for i in range(100) if i != 7] + ["p=x/new.parquet"])
+    assert {f.path: f.partition_values["p"] for f in loaded.files}["p=x/f1.parquet"] is None
+    # Loading it imports no pandas (pyarrow's to_numpy and scalar conversions do: 0.16 s a process).
+    code = ("import sys; from reference_impl.delta.table import Snapshot; s = Snapshot.load(sys.argv[1]); "
+            "s.files; print('pandas' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
 deltalake = pytest.importorskip("deltalake")
 
 
