@@ -19,17 +19,23 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "spark: needs PySpark and a JVM (slow: starts a SparkSession)")
 
 
-@pytest.fixture(scope="session")
-def spark_engine():
-    """The Spark adapter (its SparkSession is shared by the whole test process)."""
-    from conformance.engines.spark.adapter import SparkEngine
-
-    engine = SparkEngine(os.environ.get("LAKECONF_SPARK_LINE") or None)
+def usable(engine):
+    """``engine`` when Spark can run here; else a skip with the reason (a failure under
+    LAKECONF_REQUIRE_SPARK=1)."""
     reason = engine.available()
     if reason:
         if os.environ.get("LAKECONF_REQUIRE_SPARK", "") not in ("", "0", "false"):
             pytest.fail(f"LAKECONF_REQUIRE_SPARK is set but Spark cannot run: {reason}")
         pytest.skip(f"Spark not available: {reason}")
+    return engine
+
+
+@pytest.fixture(scope="session")
+def spark_engine():
+    """The Spark adapter (its SparkSession is shared by the whole test process)."""
+    from conformance.engines.spark.adapter import SparkEngine
+
+    engine = usable(SparkEngine(os.environ.get("LAKECONF_SPARK_LINE") or None))
     yield engine
     engine.close()
 

@@ -238,12 +238,9 @@ def test_two_reads_at_once_in_one_jvm_read_an_id_mapped_table(tmp_path):
     from conformance.engines.spark import engine
     from conformance.model import TableRef
 
-    spark = engine(os.environ.get("LAKECONF_SPARK_LINE") or None)
-    reason = spark.available()
-    if reason:
-        if os.environ.get("LAKECONF_REQUIRE_SPARK", "") not in ("", "0", "false"):
-            pytest.fail(f"LAKECONF_REQUIRE_SPARK is set but Spark cannot run: {reason}")
-        pytest.skip(f"Spark not available: {reason}")
+    from .conftest import usable
+
+    spark = usable(engine(os.environ.get("LAKECONF_SPARK_LINE") or None))
     case = get_case("delta/column-mapping-id")
     latest = next(e for e in case.expected if e.version is None and e.timestamp is None)
     tables = [TableRef(format="delta", uri=str(tmp_path / f"t{i}")) for i in range(2)]

@@ -153,34 +153,42 @@ def test_remote_engine_forwards_every_call_and_keeps_error_kinds(tmp_path):
         engine.close()
 
 
-def test_remote_engine_with_workers_answers_side_by_side_each_thread_from_its_own_worker():
+def _side_by_side(engine, jobs) -> float:
+    """Start ``engine``, run each of ``jobs`` in a thread of its own at once; the seconds they took."""
     import threading
 
-    from conformance.isolation import RemoteEngine
-
-    engine = RemoteEngine("remote", ("class", f"{__name__}:Remote"), python=None, workers=2)
-    seen: dict[str, list[int]] = {}
-
-    def job(name: str) -> None:
-        for _ in range(2):
-            got = engine.read(TableRef(format="fake", uri="/t/pid"))
-            seen.setdefault(name, []).append(got.column("pid")[0].as_py())
-
     try:
-        assert engine.concurrency == 2
-        engine.start()  # both workers up before the timing below
-        threads = [threading.Thread(target=job, args=(n,)) for n in ("a", "b")]
+        engine.start()  # every worker up before the timing
+        threads = [threading.Thread(target=job) for job in jobs]
         began = time.monotonic()
         for t in threads:
             t.start()
         for t in threads:
             t.join()
-        elapsed = time.monotonic() - began
+        return time.monotonic() - began
     finally:
         engine.close()
+
+
+def _pids(engine, out: list[int]):
+    """A job of two half-second reads that records which process answered each."""
+    def job() -> None:
+        for _ in range(2):
+            out.append(engine.read(TableRef(format="fake", uri="/t/pid")).column("pid")[0].as_py())
+    return job
+
+
+def test_remote_engine_with_workers_answers_side_by_side_each_thread_from_its_own_worker():
+    from conformance.isolation import RemoteEngine
+
+    engine = RemoteEngine("remote", ("class", f"{__name__}:Remote"), python=None, workers=2)
+    a: list[int] = []
+    b: list[int] = []
+    assert engine.concurrency == 2
+    elapsed = _side_by_side(engine, [_pids(engine, a), _pids(engine, b)])
     # Each thread kept to one worker, the two threads to different ones, and their calls overlapped
     # (four half-second reads, two at a time: about one second, never the two seconds of one worker).
-    assert len(set(seen["a"])) == 1 and len(set(seen["b"])) == 1 and seen["a"][0] != seen["b"][0]
+    assert len(set(a)) == 1 and len(set(b)) == 1 and a[0] != b[0]
     assert elapsed < 1.8, elapsed
 
 
@@ -191,29 +199,12 @@ class TwoAtOnce(Remote):
 
 
 def test_remote_engine_with_calls_answers_two_calls_side_by_side_in_one_worker():
-    import threading
-
     from conformance.isolation import RemoteEngine
 
     engine = RemoteEngine("remote", ("class", f"{__name__}:TwoAtOnce"), python=None, calls=2)
     pids: list[int] = []
-
-    def job() -> None:
-        for _ in range(2):
-            pids.append(engine.read(TableRef(format="fake", uri="/t/pid")).column("pid")[0].as_py())
-
-    try:
-        assert engine.concurrency == 2
-        engine.start()
-        threads = [threading.Thread(target=job) for _ in range(2)]
-        began = time.monotonic()
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-        elapsed = time.monotonic() - began
-    finally:
-        engine.close()
+    assert engine.concurrency == 2
+    elapsed = _side_by_side(engine, [_pids(engine, pids), _pids(engine, pids)])
     # One process answered all four half-second reads, two at a time (about one second; one at a
     # time, as a worker whose engine takes one call does, would be two).
     assert len(pids) == 4 and len(set(pids)) == 1 and pids[0] != os.getpid()
@@ -221,24 +212,13 @@ def test_remote_engine_with_calls_answers_two_calls_side_by_side_in_one_worker()
 
 
 def test_a_worker_whose_engine_takes_one_call_answers_one_at_a_time():
-    import threading
-
     from conformance.isolation import RemoteEngine
 
     # Asking for two calls does not make an engine that takes one (the default) thread-safe.
     engine = RemoteEngine("remote", ("class", f"{__name__}:Remote"), python=None, calls=2)
-    try:
-        engine.start()
-        threads = [threading.Thread(target=engine.read, args=(TableRef(format="fake", uri="/t/pid"),)) for _ in range(2)]
-        began = time.monotonic()
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-        elapsed = time.monotonic() - began
-    finally:
-        engine.close()
-    assert elapsed >= 0.95, elapsed
+    pids: list[int] = []
+    assert _side_by_side(engine, [_pids(engine, pids), _pids(engine, pids)]) >= 1.9
+    assert len(set(pids)) == 1
 
 
 def test_lane_runs_an_engine_of_concurrency_two_two_jobs_at_a_time_after_its_start():
