@@ -35,8 +35,8 @@ class SparkLine:
     workers: int = 1
     # Reads each JVM runs at once (``conformance.engines.spark.calls``; writes run alone). Two: a
     # small read keeps about one core busy, and a main job ended with minutes of Spark 3.5's reads
-    # alone on a half-idle machine; with two, the run took 758 s instead of 934 s (idle CPU 54
-    # core-s instead of 167, measured on 2 cores).
+    # alone on a half-idle machine; with two, the run took 775 s instead of 927 s (idle CPU 51
+    # core-s instead of 186, the same verdicts; measured on 2 cores).
     calls: int = 2
 
     @property
