@@ -226,9 +226,9 @@ class Worker:
     """One engine in a child process; ``check`` judges one cell there, ``call`` runs one method.
 
     Calls may come from several threads; each waits for its own answer, and the worker answers them
-    one at a time, or side by side when its engine takes several at once. A worker that dies fails every call in flight with the reason and is started
-    again by the next call; a call that does not answer in time kills the worker (and so fails the
-    others in flight too).
+    one at a time, or side by side when its engine takes several at once. A worker that dies fails
+    every call in flight with the reason and is started again by the next call; a call that does
+    not answer in time kills the worker (and so fails the others in flight too).
     """
 
     def __init__(self, engine_name: str, spec: tuple, commands: Sequence[str] = (), timeout: float = DEFAULT_TIMEOUT_S,
