@@ -323,7 +323,8 @@ _CLIENTS_LOCK = threading.Lock()
 def _timestamp(text: str):
     """An S3 timestamp as a UTC datetime: ISO 8601 (listings) by the standard library, anything
     else (HTTP dates of HEAD and GET) by botocore's own parser. botocore parses every listed
-    object's LastModified with dateutil, which cost more than the request itself on big listings."""
+    object's LastModified with dateutil: 21,881 parses took 13 s of the 268 s a profiled
+    reference run of one format spent in S3 calls."""
     from datetime import datetime, timezone
 
     try:
