@@ -506,6 +506,60 @@ def test_fast_decoder_matches_read_manifest(tmp_path, version):
         assert sorted(t.data_file.first_row_id for t in b.plan()) == [2, 4, 6]
 
 
+@pytest.mark.parametrize("version", [1, 2, 3])
+@pytest.mark.rule("ICEBERG-SEQ-005", "ICEBERG-SEQ-011", "ICEBERG-SEQ-014", "ICEBERG-LINEAGE-015", "ICEBERG-SCAN-001")
+def test_columnar_decoder_matches_read_manifest_without_stats(tmp_path, monkeypatch, version):
+    """Big manifests of a scan without stats are decoded by Polars: the same entries as the canonical reader's, stats
+    left out, for string and long partitions with nulls, optional fields set and unset, ADDED, EXISTING and DELETED."""
+    pytest.importorskip("polars")
+    monkeypatch.setattr(SC, "POLARS_MIN_BYTES", 0)
+    used = []
+    real = SC._polars_records
+    monkeypatch.setattr(SC, "_polars_records", lambda data, shape: used.append(real(data, shape)) or used[-1])
+    schema = T.Schema(schema_id=0, fields=(F(1, "id", T.LONG, True), F(2, "s", T.STRING), F(3, "n", T.LONG)))
+    b = Builder(tmp_path / "t", schema, spec=P.PartitionSpec(spec_id=0, fields=(identity(1000, 2, "s"), identity(1001, 3, "n"))),
+                version=version)
+    files = [b.data_file({"id": [i], "s": [None if i == 2 else f"s{i % 2}"], "n": [None if i == 3 else i]},
+                         partition={1000: None if i == 2 else f"s{i % 2}", 1001: None if i == 3 else i}) for i in range(6)]
+    files = [dataclasses.replace(f, value_counts={1: 1, 2: 1, 3: 1}, lower_bounds={1: i.to_bytes(8, "little")},
+                                 upper_bounds={1: i.to_bytes(8, "little")}) for i, f in enumerate(files)]
+    files[1] = dataclasses.replace(files[1], split_offsets=(4, 9), sort_order_id=0, key_metadata=b"\x00k\xff")
+    files[4] = dataclasses.replace(files[4], split_offsets=None, sort_order_id=None)
+    b.commit(add=files[:3])
+    b.commit(add=files[3:])
+    b.commit(remove=[files[0].file_path])  # rewrites the first manifest: DELETED and EXISTING entries
+    reader = SC.ManifestReader(version)
+    for mf in b.manifests:
+        raw = b.st.read(b.st.resolve(mf.manifest_path))
+        ours = reader.live_entries(raw, mf, stats=False)
+        assert ours == [dataclasses.replace(e, data_file=SC.without_stats(e.data_file)) for e in _canonical(raw, mf, version)]
+    assert reader.fallbacks == 0
+    assert used and all(r is not None for r in used), "every manifest went through Polars"
+    # a plan keeps stats only when asked; a filter still sees them
+    assert all(t.data_file.value_counts is None for t in b.plan())
+    md = b.md
+    kept = SC.plan_files(b.st, md, S.current_snapshot(md), include_column_stats=True)
+    assert kept and all(t.data_file.value_counts is not None for t in kept)
+    seen = []
+    SC.plan_files(b.st, md, S.current_snapshot(md), filter=lambda f, spec: seen.append(f.value_counts) or True)
+    assert seen and all(v is not None for v in seen)
+
+
+def test_columnar_decoder_leaves_other_partition_types_to_fastavro(tmp_path, monkeypatch):
+    """A date partition comes out of Polars as a date object, not Avro's day count: that manifest goes to fastavro."""
+    pytest.importorskip("polars")
+    monkeypatch.setattr(SC, "POLARS_MIN_BYTES", 0)
+    b = Builder(tmp_path / "t", T.Schema(schema_id=0, fields=(F(1, "id", T.LONG, True), F(2, "d", T.DATE))),
+                spec=P.PartitionSpec(spec_id=0, fields=(identity(1000, 2, "d"),)))
+    b.commit(add=[b.data_file({"id": [1], "d": pa.array([19000], pa.int32()).cast(pa.date32())}, partition={1000: 19000})])
+    mf = b.manifests[0]
+    raw = b.st.read(b.st.resolve(mf.manifest_path))
+    reader = SC.ManifestReader(2)
+    assert reader.live_entries(raw, mf, stats=False)[0].data_file.partition == {1000: 19000}
+    shape = next(iter(reader._shapes.values()))
+    assert SC._polars_records(raw, shape) is None
+
+
 @pytest.mark.rule("ICEBERG-SEQ-006", "ICEBERG-GEN-005")
 def test_fast_decoder_falls_back_to_the_canonical_error(tmp_path):
     st = LocalStorage(str(tmp_path))
