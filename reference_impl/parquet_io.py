@@ -11,7 +11,7 @@ buffer, and costs nothing measurable for the file sizes of table metadata and te
 from __future__ import annotations
 
 import io
-from typing import Sequence
+from typing import Iterator, Sequence
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -35,6 +35,14 @@ def read_parquet(data: bytes | pq.ParquetFile, columns: Sequence[str] | None = N
     table = pf.read(columns=list(columns) if columns is not None else None, use_threads=False)
     table.validate(full=True)
     return table
+
+
+def iter_parquet(pf: pq.ParquetFile, columns: Sequence[str], batch_rows: int) -> Iterator[pa.RecordBatch]:
+    """``columns`` of the file in record batches of at most ``batch_rows`` rows, each checked as ``read_parquet``
+    checks a table; decoding batch by batch keeps fewer decompressed pages in memory at once."""
+    for batch in pf.iter_batches(batch_size=batch_rows, columns=list(columns), use_threads=False):
+        batch.validate(full=True)
+        yield batch
 
 
 def read_parquet_metadata(data: bytes) -> pq.FileMetaData:

@@ -206,3 +206,53 @@ def growth(xs: Sequence[float], rows: Sequence[dict]) -> dict[str, float | None]
         "rss_above_baseline": fit_exponent(xs, [(r["peak_rss_mb"] - r["baseline_rss_mb"]) if "peak_rss_mb" in r
                                                 else None for r in rows]),
     }
+
+
+def scaled(totals: Sequence[int], run_at: Callable[[int], tuple[int, dict, dict]], engines: Sequence[str], unit: str) -> dict:
+    """A format's benchmark at several sizes and the fitted growth of each engine's cost.
+
+    ``run_at(total)`` builds and measures the table of about ``total`` ``unit`` and returns (the size
+    actually built, the benchmark's result, extra columns for the size's row). The result has one row
+    per size (each engine's medians and peaks), the growth exponents per engine, and the findings.
+    """
+    points = []
+    for total in totals:
+        say(f"size {total:,} {unit}")
+        points.append(run_at(total))
+    out: dict[str, Any] = {"unit": unit, "engines": list(engines), "sizes": [], "exponents": {}, "findings": []}
+    for size, r, extra in points:
+        row = {"size": size, **extra, "build_seconds": r["built"].get("build_seconds"), "ratio": r.get("ratio"),
+               "cpu_ratio": r.get("cpu_ratio"), "load_average": r.get("load_average")}
+        for engine in engines:
+            e = r.get(engine, {})
+            row[engine] = {k: e[k] for k in ("median_seconds", "median_cpu_seconds", "peak_rss_mb", "baseline_rss_mb", "error")
+                           if e.get(k) is not None}
+        out["sizes"].append(row)
+        out["findings"] += [f"{size:,} {unit}: {f}" for f in r["findings"]]
+    xs = [row["size"] for row in out["sizes"]]
+    for engine in engines:
+        out["exponents"][engine] = growth(xs, [row[engine] for row in out["sizes"]])
+    return out
+
+
+def scale_summary(out: dict, title: str, *, agree: str, detail: Callable[[dict], str] = lambda row: "") -> str:
+    """The printable table of ``scaled``'s result: per size, each engine's median wall and CPU time, peak RSS
+    (and above the post-import baseline), the ratio of the first engine over the second, then the growth exponents."""
+    unit = out["unit"]
+    lines = [f"{title} by size ({unit}): median wall / CPU, peak RSS (+ above the RSS after imports)"]
+    for row in out["sizes"]:
+        parts = []
+        for engine in out["engines"]:
+            e = row[engine]
+            if "median_seconds" in e:
+                parts.append(f"{engine} {e['median_seconds']:.3f}s / {e['median_cpu_seconds']:.3f}s CPU, "
+                             f"{e['peak_rss_mb']:.0f} MB (+{e['peak_rss_mb'] - e['baseline_rss_mb']:.0f})")
+            else:
+                parts.append(f"{engine} ERROR")
+        lines.append(f"  {row['size']:>9,} {unit}{detail(row)}: " + "; ".join(parts)
+                     + f"; ratio {row['ratio']}x wall, {row['cpu_ratio']}x CPU, load {row['load_average']}")
+    for engine, ex in out["exponents"].items():
+        lines.append(f"  growth exponent {engine}: wall {ex['wall']}, CPU {ex['cpu']}, RSS above baseline {ex['rss_above_baseline']} "
+                     f"(cost ~ {unit}^k; 1 is linear)")
+    lines += [f"  FINDING: {f}" for f in out["findings"]] or [f"  {agree} at every size"]
+    return "\n".join(lines)

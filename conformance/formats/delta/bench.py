@@ -14,7 +14,10 @@ load adds to), and checks that both engines list the same live files. When the r
 than ``target`` times slower, a cProfile of one reference load is appended, so the time can be
 attributed to functions.
 
-Run: ``lakeconf bench delta [--files N --commits N --checkpoint-interval N --repeat N]`` (or
+``--scale N,N,...`` repeats that at several counts of add actions over the same commits and fits
+the growth exponent of each engine's time and memory.
+
+Run: ``lakeconf bench delta [--files N --commits N --checkpoint-interval N --repeat N] [--scale N,N]`` (or
 ``python -m conformance.formats.delta.bench`` with the same options).
 """
 
@@ -28,14 +31,14 @@ import shutil
 import sys
 import tempfile
 import time
-from typing import Any
+from typing import Any, Sequence
 
 from conformance.bench import (
-    aggregate, engine_line, interleaved, verdict_lines, loadavg, maxrss_mb, measure_in_child, profile_call, ratios, say, timed,
-    validation_in_child, validation_line,
+    aggregate, engine_line, interleaved, verdict_lines, loadavg, maxrss_mb, measure_in_child, profile_call, ratios, say, scaled,
+    scale_summary as shared_scale_summary, timed, validation_in_child, validation_line,
 )
 
-TARGET_RATIO = 3.0
+TARGET_RATIO = 1.0
 PARTITIONS = 16  # partition values p=0..15: realistic directory fan-out and partitionValues parsing
 REMOVES_PER_COMMIT_FRACTION = 0.1  # each commit removes ~10% as many files as it adds
 
@@ -308,6 +311,19 @@ def summary(result: dict) -> str:
     return "\n".join(lines)
 
 
+def run_scale(totals: Sequence[int], commits: int = 1_000, checkpoint_interval: int = 100, repeat: int = 3,
+              workdir: str | None = None) -> dict:
+    """``run_delta`` at each count of add actions over the same ``commits`` (so files per commit grow with the size,
+    and a load reads the latest checkpoint plus the same number of JSON commits), then the fitted growth exponents."""
+
+    def run_at(total: int) -> tuple[int, dict, dict]:
+        wd = os.path.join(workdir, f"scale-{total}") if workdir else None
+        r = run_delta(total, commits, checkpoint_interval, repeat, wd, profile=False)
+        return r["built"]["adds"], r, {"live": r["built"]["live"]}
+
+    return scaled(totals, run_at, ("reference", "deltalake"), "adds")
+
+
 def run_validation(sizes: list[int], checkpoint_interval: int, workdir: str | None = None) -> list[dict]:
     """The reference validator on logs of each size (commits, one add each), each in a fresh process."""
     out = []
@@ -354,6 +370,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--validate", default=None, metavar="N[,N...]",
                    help="instead: time the reference validator on logs of N commits each (one add per commit, "
                         "--checkpoint-interval applies)")
+    p.add_argument("--scale", default=None, metavar="N[,N...]",
+                   help="instead: run at each count of add actions (e.g. 10000,100000,1000000; --commits and "
+                        "--checkpoint-interval apply) and fit the growth exponent")
     args = p.parse_args([a for a in argv if a != "--"])
     for name, value in zip(("files", "commits", "checkpoint_interval", "repeat"), args.numbers):
         setattr(args, name, value)
@@ -362,6 +381,13 @@ def main(argv: list[str] | None = None) -> int:
         if args.json:
             print(json.dumps(result, indent=1))
         return 1 if any("error" in r for r in result) else 0
+    if args.scale:
+        sres = run_scale([int(x.replace("_", "")) for x in args.scale.split(",")], args.commits, args.checkpoint_interval,
+                         args.repeat, args.workdir)
+        print(json.dumps(sres, indent=1) if args.json else shared_scale_summary(
+            sres, "Delta snapshot loading", agree="both engines list the same live files",
+            detail=lambda row: f" ({row['live']:,} live)"))
+        return 1 if sres["findings"] else 0
     result = run_delta(args.files, args.commits, args.checkpoint_interval, args.repeat, args.workdir,
                        checkpoint_writer=args.checkpoint_writer, profile=not args.no_profile)
     print(json.dumps(result, indent=1) if args.json else summary(result))

@@ -63,8 +63,8 @@ from typing import Any, Sequence
 
 from reference_impl.hudi import avro_schema as AS
 from conformance.bench import (
-    aggregate, engine_line, growth, interleaved, loadavg as _loadavg, maxrss_mb as _maxrss_mb, measure_in_child, profile_call, ratios,
-    say as _say, timed, verdict_lines,
+    aggregate, engine_line, interleaved, loadavg as _loadavg, maxrss_mb as _maxrss_mb, measure_in_child, profile_call, ratios,
+    say as _say, scale_summary as shared_scale_summary, scaled, timed, verdict_lines,
 )
 
 TARGET_RATIO = 1.0
@@ -648,51 +648,22 @@ def run_scale(totals: Sequence[int], partitions: int = 10, commits: int = 1_000,
     """``run_hudi`` at each file-group count (``partitions`` x total / partitions groups; log files per group kept
     at ``logs_per_group`` by scaling the log files per delta commit), then the fitted growth exponents of median wall
     time, CPU time and peak RSS above the post-import baseline, per engine."""
-    sizes = []
-    for total in totals:
+
+    def run_at(total: int) -> tuple[int, dict, dict]:
         groups = max(1, total // partitions)
         per = max(1, round(partitions * groups * logs_per_group / max(1, commits)))
-        _say(f"size {partitions * groups:,} file groups: {partitions} partitions x {groups:,}, {commits:,} delta commits x {per}")
+        _say(f"  {partitions} partitions x {groups:,} groups, {commits:,} delta commits x {per} log files")
         wd = os.path.join(workdir, f"scale-{total}") if workdir else None
         r = run_hudi(partitions, groups, commits, per, repeat, wd, version=version, compaction_groups=max(1, groups // 10),
                      profile=False, reuse=wd is not None)
-        sizes.append({"file_groups": partitions * groups, "result": r})
-    out: dict[str, Any] = {"sizes": [], "exponents": {}, "findings": []}
-    for s in sizes:
-        r = s["result"]
-        row = {"file_groups": s["file_groups"], "log_files": r["built"]["log_files"], "build_seconds": r["built"]["build_seconds"],
-               "ratio": r.get("ratio"), "load_average": r.get("load_average")}
-        for engine in ("reference", PEER):
-            e = r.get(engine, {})
-            row[engine] = {k: e.get(k) for k in ("median_seconds", "median_cpu_seconds", "peak_rss_mb", "baseline_rss_mb", "error")
-                           if e.get(k) is not None}
-        out["sizes"].append(row)
-        out["findings"] += [f"{s['file_groups']:,} file groups: {f}" for f in r["findings"]]
-    xs = [row["file_groups"] for row in out["sizes"]]
-    for engine in ("reference", PEER):
-        rows = [row[engine] for row in out["sizes"]]
-        out["exponents"][engine] = growth(xs, rows)
-    return out
+        return partitions * groups, r, {"log_files": r["built"]["log_files"]}
+
+    return scaled(totals, run_at, ("reference", PEER), "file groups")
 
 
 def scale_summary(out: dict) -> str:
-    lines = ["Hudi file-slice planning by size (file groups): median wall / CPU, peak RSS (above the RSS after imports)"]
-    for row in out["sizes"]:
-        parts = []
-        for engine in ("reference", PEER):
-            e = row[engine]
-            if "median_seconds" in e:
-                parts.append(f"{engine} {e['median_seconds']:.3f}s / {e['median_cpu_seconds']:.3f}s CPU, "
-                             f"{e['peak_rss_mb']:.0f} MB (+{e['peak_rss_mb'] - e['baseline_rss_mb']:.0f})")
-            else:
-                parts.append(f"{engine} ERROR")
-        lines.append(f"  {row['file_groups']:>9,} groups ({row['log_files']:,} logs): " + "; ".join(parts)
-                     + f"; ratio {row['ratio']}x, load {row['load_average']}")
-    for engine, ex in out["exponents"].items():
-        lines.append(f"  growth exponent {engine}: wall {ex['wall']}, CPU {ex['cpu']}, RSS above baseline {ex['rss_above_baseline']} "
-                     "(time ~ groups^k; 1 is linear)")
-    lines += [f"  FINDING: {f}" for f in out["findings"]] or ["  both engines plan the same slices at every size"]
-    return "\n".join(lines)
+    return shared_scale_summary(out, "Hudi file-slice planning", agree="both engines plan the same slices",
+                                detail=lambda row: f" ({row['log_files']:,} logs)")
 
 
 # --------------------------------------------------------------------------------------------

@@ -60,8 +60,8 @@ import time
 from typing import Any, Sequence
 
 from conformance.bench import (
-    aggregate, engine_line, growth, interleaved, loadavg as _loadavg, maxrss_mb as _maxrss_mb, measure_in_child, profile_call, ratios,
-    say as _say, timed, validation_in_child, validation_line, verdict_lines,
+    aggregate, engine_line, interleaved, loadavg as _loadavg, maxrss_mb as _maxrss_mb, measure_in_child, profile_call, ratios,
+    say as _say, scale_summary as shared_scale_summary, scaled, timed, validation_in_child, validation_line, verdict_lines,
 )
 
 TARGET_RATIO = 1.0
@@ -706,48 +706,19 @@ def run_scale(totals: Sequence[int], files: int = 100, buckets: int = 4, partiti
               workdir: str | None = None, *, pk: bool = True) -> dict:
     """``run_paimon`` at each total file count (snapshots = total / files per snapshot), then the fitted
     growth exponent of median wall time, CPU time and peak RSS above the post-import baseline, per engine."""
-    sizes = []
-    for total in totals:
+
+    def run_at(total: int) -> tuple[int, dict, dict]:
         snaps = max(1, total // files)
-        _say(f"size {total:,} files: {snaps} snapshots x {files} files")
+        _say(f"  {snaps} snapshots x {files} files")
         wd = os.path.join(workdir, f"scale-{total}") if workdir else None
         r = run_paimon(snaps, files, buckets, partitions, repeat, wd, pk=pk, profile=False, reuse=wd is not None)
-        sizes.append({"total_files": snaps * files, "result": r})
-    out: dict[str, Any] = {"sizes": [], "exponents": {}, "findings": []}
-    for s in sizes:
-        r = s["result"]
-        row = {"total_files": s["total_files"], "build_seconds": r["built"]["build_seconds"], "ratio": r.get("ratio"),
-               "load_average": r.get("load_average")}
-        for engine in ("reference", "pypaimon"):
-            e = r.get(engine, {})
-            row[engine] = {k: e.get(k) for k in ("median_seconds", "median_cpu_seconds", "peak_rss_mb", "baseline_rss_mb", "error")
-                           if e.get(k) is not None}
-        out["sizes"].append(row)
-        out["findings"] += [f"{s['total_files']:,} files: {f}" for f in r["findings"]]
-    xs = [row["total_files"] for row in out["sizes"]]
-    for engine in ("reference", "pypaimon"):
-        rows = [row[engine] for row in out["sizes"]]
-        out["exponents"][engine] = growth(xs, rows)
-    return out
+        return snaps * files, r, {}
+
+    return scaled(totals, run_at, ("reference", "pypaimon"), "files")
 
 
 def scale_summary(out: dict) -> str:
-    lines = ["Paimon scan planning by size (total live files): median wall / CPU, peak RSS (above the RSS after imports)"]
-    for row in out["sizes"]:
-        parts = []
-        for engine in ("reference", "pypaimon"):
-            e = row[engine]
-            if "median_seconds" in e:
-                parts.append(f"{engine} {e['median_seconds']:.3f}s / {e['median_cpu_seconds']:.3f}s CPU, "
-                             f"{e['peak_rss_mb']:.0f} MB (+{e['peak_rss_mb'] - e['baseline_rss_mb']:.0f})")
-            else:
-                parts.append(f"{engine} ERROR")
-        lines.append(f"  {row['total_files']:>9,} files: " + "; ".join(parts) + f"; ratio {row['ratio']}x, load {row['load_average']}")
-    for engine, ex in out["exponents"].items():
-        lines.append(f"  growth exponent {engine}: wall {ex['wall']}, CPU {ex['cpu']}, RSS above baseline {ex['rss_above_baseline']} "
-                     "(time ~ files^k; 1 is linear)")
-    lines += [f"  FINDING: {f}" for f in out["findings"]] or ["  both engines plan the same files at every size"]
-    return "\n".join(lines)
+    return shared_scale_summary(out, "Paimon scan planning", agree="both engines plan the same files")
 
 
 # --------------------------------------------------------------------------------------------

@@ -102,6 +102,37 @@ def test_checkpoint_rows_hold_one_action_and_bare_tombstones(tmp_path):
     assert proto["readerFeatures"] is None and proto["writerFeatures"] is None  # (1,2): null, not []
 
 
+@pytest.mark.rule("DELTA-CKPT-007", "DELTA-CKPT-009")
+@pytest.mark.parametrize("interleave", [False, True])
+def test_checkpoints_are_read_in_batches_whatever_the_row_order(tmp_path, monkeypatch, interleave):
+    """A checkpoint is decoded a few rows at a time, and an action column's rows are sliced when they form one run
+    and filtered otherwise (rows interleaved by another writer): every action comes back either way."""
+    import reference_impl.delta.checkpoint as C
+
+    b = LogBuilder(tmp_path)
+    b.commit(0, [protocol(), metadata()])
+    for v in range(1, 30):
+        b.commit(v, [add(f"f{v}.parquet", size=v, stats='{"numRecords":1}')]
+                 + ([remove(f"f{v - 5}.parquet", ts=10**13)] if v > 5 and v % 3 == 0 else []))
+    s = state_of(b)
+    inst = write_checkpoint(b.storage, s)
+    path = tmp_path / inst.files[0].path
+    if interleave:  # e.g. adds and removes alternating, as a writer that does not group rows by action leaves them
+        t = pq.read_table(path)
+        order = sorted(range(t.num_rows), key=lambda i: (i * 7919) % t.num_rows)
+        pq.write_table(t.take(order), path)
+    rows = [i for i, v in enumerate(pq.read_table(path).column("add").is_valid().to_pylist()) if v]
+    assert (rows == list(range(rows[0], rows[-1] + 1))) != interleave  # one run (sliced) or scattered (filtered)
+    runs = []
+    real = C._valid_rows
+    monkeypatch.setattr(C, "_valid_rows", lambda arr: runs.append(arr) or real(arr))
+    monkeypatch.setattr(C, "_BATCH_ROWS", 4)
+    acts = read_checkpoint(b.storage, inst)
+    assert as_set(acts) == as_set(expected_actions(s))
+    assert len(runs) >= 2  # batches that mix actions, each column sliced or filtered
+    assert sorted(f.path for f in Snapshot.load(str(tmp_path)).files) == sorted(p for p, _dv in s.files)
+
+
 @pytest.mark.rule("DELTA-CKPT-026")
 def test_feature_lists_non_null_at_3_7(tmp_path):
     b = LogBuilder(tmp_path)

@@ -623,5 +623,17 @@ def test_bench_smoke(tmp_path):
     assert "reference plan_files vs pyiceberg" in bench_iceberg.summary(result)
 
 
+def test_bench_scale_smoke(tmp_path):
+    """``--scale``: one row per size with both engines' figures, and a fitted growth per engine."""
+    pytest.importorskip("pyiceberg")
+    from conformance.formats.iceberg import bench as bench_iceberg
+
+    out = bench_iceberg.run_scale([40, 120], entries=20, delete_every=7, repeat=1, workdir=str(tmp_path))
+    assert out["findings"] == [] and [row["size"] for row in out["sizes"]] == [40, 120]
+    assert [row["deletes"] for row in out["sizes"]] == [6, 18]
+    assert set(out["exponents"]) == {"reference", "pyiceberg"}
+    assert "120 data files (18 deletes)" in bench_iceberg.scale_summary(out)
+
+
 def test_nan_key_constant():
     assert SC._norm(float("nan")) == SC._norm(math.copysign(float("nan"), -1.0))
