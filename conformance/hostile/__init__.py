@@ -61,6 +61,9 @@ class HostileSpec:
     seeds: tuple[str, ...]  # ids of valid cases, built by the reference writer
     kinds: tuple[FileKind, ...]  # first match wins
     directories: str = r"^$"  # root-relative directories that may be swapped for a link (regex)
+    # environment the worker reads and validates this format's mutants under (e.g. to send small
+    # files down a path the reference takes only for big ones)
+    env: tuple[tuple[str, str], ...] = ()
 
     def kind_of(self, rel: str) -> FileKind | None:
         return next((k for k in self.kinds if k.matches(rel)), None)
@@ -512,13 +515,15 @@ class Worker:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def run(self, fmt: str, root: str, outside: str) -> Outcome:
-        """Read and validate the table at ``root`` in the worker; the watchdog's verdict if it dies."""
+    def run(self, fmt: str, root: str, outside: str, env: Sequence[tuple[str, str]] = ()) -> Outcome:
+        """Read and validate the table at ``root`` in the worker (under ``env`` for that request); the watchdog's
+        verdict if it dies."""
         proc = self.proc if self.proc is not None and self.proc.poll() is None else self._start()
         started = time.monotonic()
         assert proc.stdin is not None and proc.stdout is not None
         try:
-            proc.stdin.write((json.dumps({"format": fmt, "root": root, "outside": outside}) + "\n").encode())
+            request = {"format": fmt, "root": root, "outside": outside, "env": dict(env)}
+            proc.stdin.write((json.dumps(request) + "\n").encode())
             proc.stdin.flush()
         except BrokenPipeError:
             self.close()
@@ -595,7 +600,7 @@ def campaign(formats: Sequence[str], mutants: int, work: str, *, seed: int = 0, 
             seeds = build_seeds(fmt, spec, os.path.join(work, "seeds", fmt))
             for i in range(mutants):
                 m = make_mutant(fmt, spec, seeds, i, os.path.join(work, "mutant"), seed=seed)
-                o = worker.run(fmt, m.root, m.outside)
+                o = worker.run(fmt, m.root, m.outside, spec.env)
                 report.mutants += 1
                 report.by_kind[(fmt, m.kind, o.label)] += 1
                 report.by_mutation[(fmt, m.mutation)] += 1

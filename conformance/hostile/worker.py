@@ -60,14 +60,24 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
     _reset_peak()
     _touched.clear()
     _outside[:] = [os.path.realpath(request["outside"])] if request.get("outside") else []
-    for op, which in (("read", "reader"), ("validate", "validator")):
-        try:
-            fn = fmt.load(which)
-            result = fn(open_storage(request["root"]))
-            out[op] = "ok"
-            out[f"{op}_message"] = f"{getattr(result, 'num_rows', len(result) if hasattr(result, '__len__') else '')}"
-        except Exception as exc:  # noqa: BLE001 - classified, never raised: the worker serves the next mutant
-            out[op], out[f"{op}_message"] = _status(exc)
+    env = request.get("env") or {}
+    saved = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
+    try:
+        for op, which in (("read", "reader"), ("validate", "validator")):
+            try:
+                fn = fmt.load(which)
+                result = fn(open_storage(request["root"]))
+                out[op] = "ok"
+                out[f"{op}_message"] = f"{getattr(result, 'num_rows', len(result) if hasattr(result, '__len__') else '')}"
+            except Exception as exc:  # noqa: BLE001 - classified, never raised: the worker serves the next mutant
+                out[op], out[f"{op}_message"] = _status(exc)
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
     _outside.clear()
     out["outside"] = sorted(set(_touched))[:20]
     out["peak_mb"] = maxrss_mb()  # VmHWM: this process only, since the reset above

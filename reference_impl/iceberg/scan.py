@@ -38,6 +38,7 @@ import gc
 import io
 import json
 import math
+import os
 import struct
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -155,6 +156,7 @@ class _ManifestShape:
         self.status, self.snapshot_id = name(ef, MF.ID_STATUS), name(ef, MF.ID_SNAPSHOT_ID)
         self.seq, self.fseq, self.data_file = name(ef, MF.ID_SEQUENCE_NUMBER), name(ef, MF.ID_FILE_SEQUENCE_NUMBER), name(ef, MF.ID_DATA_FILE)
         self._projected: dict | None | bool = False  # the projection without column stats, made on first use
+        self.columnar = True  # False once Polars' types for this shape proved to differ from fastavro's values
         self.d = {fid: name(df, fid) for fid in (
             MF.ID_CONTENT, MF.ID_FILE_PATH, MF.ID_FILE_FORMAT, MF.ID_PARTITION, MF.ID_RECORD_COUNT, MF.ID_FILE_SIZE,
             MF.ID_COLUMN_SIZES, MF.ID_VALUE_COUNTS, MF.ID_NULL_VALUE_COUNTS, MF.ID_NAN_VALUE_COUNTS, MF.ID_LOWER_BOUNDS,
@@ -345,7 +347,7 @@ class ManifestReader:
                 shape = _ManifestShape(schema, meta, self.table_version, path)
                 self._shapes[key] = shape
             records = None
-            if not stats and len(data) >= POLARS_MIN_BYTES:
+            if not stats and len(data) >= _polars_min_bytes():
                 records = _polars_records(data, shape)
             if records is None:
                 projected = None if stats else shape.without_stats()
@@ -368,8 +370,15 @@ def without_stats(f: MF.DataFile) -> MF.DataFile:
 
 # Manifests at least this big (compressed) are decoded by Polars' Avro reader when a scan needs no
 # column stats: it skips them about ten times faster than fastavro, which spends two thirds of its
-# time on them. Below this, its fixed cost per call is not worth it.
+# time on them. Below this, its fixed cost per call is not worth it. The environment variable
+# overrides it (0: every manifest; the hostile-input campaign sends its mutants through Polars so).
 POLARS_MIN_BYTES = 16 << 10
+POLARS_MIN_BYTES_ENV = "LAKECONF_ICEBERG_POLARS_MIN_BYTES"
+
+
+def _polars_min_bytes() -> int:
+    raw = os.environ.get(POLARS_MIN_BYTES_ENV)
+    return int(raw) if raw is not None and raw.strip().isdigit() else POLARS_MIN_BYTES
 
 
 def _polars_records(data: bytes, shape: _ManifestShape) -> list[dict] | None:
@@ -379,22 +388,22 @@ def _polars_records(data: bytes, shape: _ManifestShape) -> list[dict] | None:
     Called only after ``check_avro_container`` bounded every block, and ``_ManifestShape`` refused arrays of
     zero-byte items: Polars then reads array items one by one within a block, as fastavro does.
     """
-    if any(ftype is not None for _fid, _name, ftype in shape.partition):
+    if not shape.columnar or any(ftype is not None for _fid, _name, ftype in shape.partition):
         return None
     try:
         import polars as pl
         from polars.exceptions import PanicException
     except ImportError:
+        shape.columnar = False
         return None
     try:
         df = pl.read_avro(io.BytesIO(data))
         top = [n for n in (shape.status, shape.snapshot_id, shape.seq, shape.fseq) if n is not None and n in df.schema]
         dtype = df.schema.get(shape.data_file)
-        if not isinstance(dtype, pl.Struct):
-            return None
         wanted = {v for k, v in shape.d.items() if v is not None and k not in _STATS_IDS}
-        sub = [f for f in dtype.fields if f.name in wanted]
-        if not all(_plain(f.dtype, pl) for f in sub) or not all(_plain(df.schema[n], pl) for n in top):
+        sub = [f for f in dtype.fields if f.name in wanted] if isinstance(dtype, pl.Struct) else []
+        if not sub or not all(_plain(f.dtype, pl) for f in sub) or not all(_plain(df.schema[n], pl) for n in top):
+            shape.columnar = False  # a matter of the schema: the shape's other manifests go to fastavro directly
             return None
         df = df.select(*top, pl.struct(pl.col(shape.data_file).struct.field(*(f.name for f in sub))).alias(shape.data_file))
         return df.rows(named=True)

@@ -421,15 +421,6 @@ def _parse(argv: list[str]):
     return p.parse_args([a for a in argv if a != "--"])
 
 
-def run(argv: list[str] | None = None) -> dict:
-    """Parse ``argv`` (the options of ``lakeconf bench iceberg``), run the benchmark, print progress, return the figures."""
-    args = _parse(list(sys.argv[1:] if argv is None else argv))
-    if args.validate:
-        return {"validation": run_validation([int(x) for x in args.validate.split(",")], args.workdir)}
-    return run_iceberg(args.manifests, args.entries, args.delete_every, args.repeat, args.workdir,
-                       target=args.target, profile=not args.no_profile, reuse=args.reuse)
-
-
 def main(argv: list[str] | None = None) -> int:
     """``lakeconf bench iceberg [options]``: exit 1 when the engines' plans disagree (a finding), else 0."""
     argv = list(sys.argv[1:] if argv is None else argv)

@@ -120,6 +120,28 @@ def test_bombs_are_refused_before_they_are_held(seeds, tmp_path):
     assert out.peak_mb < 400, out.peak_mb
 
 
+def test_a_request_runs_under_its_formats_env_and_leaves_it_behind(seeds, monkeypatch):
+    """A format's ``HostileSpec.env`` holds for its request only: the worker serves every format in turn."""
+    from conformance.hostile import worker
+    from reference_impl import formats
+
+    fmt = FORMATS[0]
+    _root, pristine = seeds[fmt][sorted(seeds[fmt])[0]]
+    monkeypatch.delenv("LAKECONF_TEST_PROBE", raising=False)
+    seen = []
+    real = formats.get(fmt).load
+
+    class Probe:
+        def load(self, which):
+            seen.append(os.environ.get("LAKECONF_TEST_PROBE"))
+            return real(which)
+
+    monkeypatch.setattr(formats, "get", lambda name: Probe())
+    answer = worker.handle({"format": fmt, "root": pristine, "outside": "", "env": {"LAKECONF_TEST_PROBE": "on"}})
+    assert seen == ["on", "on"] and answer["read"] == "ok", answer
+    assert "LAKECONF_TEST_PROBE" not in os.environ
+
+
 # --------------------------------------------------------------------------------------------
 # lakeconf fuzz: published readers under the same mutants
 

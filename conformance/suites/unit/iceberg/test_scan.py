@@ -512,7 +512,7 @@ def test_columnar_decoder_matches_read_manifest_without_stats(tmp_path, monkeypa
     """Big manifests of a scan without stats are decoded by Polars: the same entries as the canonical reader's, stats
     left out, for string and long partitions with nulls, optional fields set and unset, ADDED, EXISTING and DELETED."""
     pytest.importorskip("polars")
-    monkeypatch.setattr(SC, "POLARS_MIN_BYTES", 0)
+    monkeypatch.setenv(SC.POLARS_MIN_BYTES_ENV, "0")
     used = []
     real = SC._polars_records
     monkeypatch.setattr(SC, "_polars_records", lambda data, shape: used.append(real(data, shape)) or used[-1])
@@ -545,10 +545,16 @@ def test_columnar_decoder_matches_read_manifest_without_stats(tmp_path, monkeypa
     assert seen and all(v is not None for v in seen)
 
 
+def test_the_hostile_campaign_sends_every_manifest_through_polars():
+    from conformance.formats.iceberg.hostile import SPEC
+
+    assert dict(SPEC.env)[SC.POLARS_MIN_BYTES_ENV] == "0"
+
+
 def test_columnar_decoder_leaves_other_partition_types_to_fastavro(tmp_path, monkeypatch):
     """A date partition comes out of Polars as a date object, not Avro's day count: that manifest goes to fastavro."""
     pytest.importorskip("polars")
-    monkeypatch.setattr(SC, "POLARS_MIN_BYTES", 0)
+    monkeypatch.setenv(SC.POLARS_MIN_BYTES_ENV, "0")
     b = Builder(tmp_path / "t", T.Schema(schema_id=0, fields=(F(1, "id", T.LONG, True), F(2, "d", T.DATE))),
                 spec=P.PartitionSpec(spec_id=0, fields=(identity(1000, 2, "d"),)))
     b.commit(add=[b.data_file({"id": [1], "d": pa.array([19000], pa.int32()).cast(pa.date32())}, partition={1000: 19000})])
