@@ -9,9 +9,7 @@ unknown actions play no part.
 
 from __future__ import annotations
 
-import gc
 from collections.abc import MutableMapping
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from itertools import repeat
 
@@ -26,6 +24,7 @@ from reference_impl.delta.actions import (
     parse_commit,
 )
 from reference_impl.delta.log import LogSegment
+from reference_impl.common.gcpause import gc_paused
 from reference_impl.errors import InvalidTable
 from reference_impl.storage import Storage
 
@@ -46,18 +45,6 @@ class SnapshotState:
     commit_info: CommitInfo | None = None
     in_commit_timestamp: int | None = None
     checkpoint_version: int | None = None
-
-
-@contextmanager
-def gc_paused():
-    """Pause the cyclic GC while building many acyclic objects (it would rescan them repeatedly)."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 class FileMap(MutableMapping):

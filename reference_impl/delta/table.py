@@ -31,7 +31,8 @@ from reference_impl.delta.protocol import (
     check_type_changes,
     is_feature_supported,
 )
-from reference_impl.delta.replay import SnapshotState, gc_paused, replay
+from reference_impl.common.gcpause import gc_paused
+from reference_impl.delta.replay import SnapshotState, replay
 from reference_impl.common.timestamps import to_epoch_ms
 from reference_impl.errors import InvalidTable, LakeconfError, Unsupported
 from reference_impl.storage import Storage, open_storage

@@ -31,10 +31,8 @@ records are turned into entries by the same code.
 from __future__ import annotations
 
 import bisect
-import contextlib
 import copy
 import dataclasses
-import gc
 import io
 import json
 import math
@@ -46,6 +44,7 @@ from typing import Any, Callable
 import fastavro
 
 from reference_impl.common import bounded
+from reference_impl.common.gcpause import gc_paused
 from reference_impl.errors import InvalidTable
 from reference_impl.iceberg import avro as A
 from reference_impl.iceberg import deletes as D
@@ -586,24 +585,8 @@ def plan_files(storage: Storage, md: M.TableMetadata, snapshot: M.Snapshot | Non
     """
     if snapshot is None:
         return []
-    with _no_gc():
+    with gc_paused():
         return _plan(storage, md, snapshot, filter, include_column_stats)
-
-
-@contextlib.contextmanager
-def _no_gc():
-    """Pause the cyclic garbage collector while planning allocates millions of acyclic objects.
-
-    Each generation-2 pass walks every live object, so on a big snapshot the collector would
-    spend more time re-scanning the entries already read than reading new ones.
-    """
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
 
 
 def _plan(storage: Storage, md: M.TableMetadata, snapshot: M.Snapshot, filter: FileFilter | None,  # noqa: A002

@@ -39,6 +39,7 @@ from typing import Any, Iterable, Mapping
 import fastavro
 
 from reference_impl.common import bounded
+from reference_impl.common.gcpause import gc_paused
 from reference_impl.common.jsontext import loads
 from reference_impl.common.validation import Violation
 from reference_impl.errors import InvalidTable, Unsupported
@@ -513,8 +514,9 @@ def merge_entries(entries: Iterable[ManifestEntry], state: dict | None = None) -
 def live_files(storage: Storage, snapshot: Snapshot) -> list[ManifestEntry]:
     """The ADD entries live in a snapshot, in the order they were added; InvalidTable for an inconsistent history."""
     state: dict[tuple, ManifestEntry] = {}
-    for meta in data_manifests(storage, snapshot):
-        merge_entries(load_manifest(storage, meta.file_name), state)
+    with gc_paused():
+        for meta in data_manifests(storage, snapshot):
+            merge_entries(load_manifest(storage, meta.file_name), state)
     orphans = [e for e in state.values() if e.kind == DELETE]
     if orphans:
         names = ", ".join(e.file.file_name for e in orphans[:3])
