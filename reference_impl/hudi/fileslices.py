@@ -41,6 +41,7 @@ from dataclasses import dataclass, field
 from operator import attrgetter
 from typing import Callable, Iterable, Mapping, Sequence
 
+from reference_impl.common.gcpause import gc_paused
 from reference_impl.errors import InvalidTable, Unsupported
 from reference_impl.hudi import commit_metadata as CM
 from reference_impl.hudi import naming as N
@@ -414,10 +415,11 @@ class FileSystemView:
     def latest_slices(self) -> list[FileSlice]:
         """Per visible file group, its merged latest slice (snapshot and time-travel reads)."""
         out = []
-        for g in self.visible_groups():
-            s = self.latest_slice(g)
-            if s is not None:
-                out.append(s)
+        with gc_paused():  # a merged slice per group, beside every group of the view
+            for g in self.visible_groups():
+                s = self.latest_slice(g)
+                if s is not None:
+                    out.append(s)
         return out
 
     def latest_base_files(self) -> list[BaseFile]:
@@ -443,18 +445,19 @@ def build_view(storage: Storage, config: P.TableConfig | None = None, timeline: 
     for t in (point.as_of, point.as_of_completion):
         if t is not None:
             T.check_instant_time(t, "read instant")
-    index = InstantIndex.load(storage, config, timeline)
-    if listing is None:
-        # nothing under .hoodie is a data file (list_partitions passes over it), and it can hold more files than
-        # the data: the timeline (listed by itself above), the archive, the metadata table
-        listing = storage.walk_pruned("", (META_DIR,))
-    partitions = list_partitions(listing)
-    groups: list[FileGroup] = []
-    files = _files_by_partition(listing, partitions, config.base_file_format,
-                                index.completion_time if config.version >= 8 else None)
-    del listing  # a FileInfo per file, not needed past here
-    for partition, (bases, logs) in sorted(files.items()):
-        groups.extend(build_file_groups(index, partition, bases, logs))
+    with gc_paused():  # an object per listed file, per slice, per group: none holds a cycle
+        index = InstantIndex.load(storage, config, timeline)
+        if listing is None:
+            # nothing under .hoodie is a data file (list_partitions passes over it), and it can hold more files than
+            # the data: the timeline (listed by itself above), the archive, the metadata table
+            listing = storage.walk_pruned("", (META_DIR,))
+        partitions = list_partitions(listing)
+        groups: list[FileGroup] = []
+        files = _files_by_partition(listing, partitions, config.base_file_format,
+                                    index.completion_time if config.version >= 8 else None)
+        del listing  # a FileInfo per file, not needed past here
+        for partition, (bases, logs) in sorted(files.items()):
+            groups.extend(build_file_groups(index, partition, bases, logs))
     return FileSystemView(config=config, timeline=timeline, index=index, point=point, partitions=partitions,
                           file_groups=tuple(groups))
 

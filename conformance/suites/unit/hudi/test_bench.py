@@ -89,3 +89,19 @@ def test_reuse_keeps_a_table_built_with_the_same_sizes(tmp_path):
     assert os.stat(props).st_mtime_ns == before  # not rebuilt
     _path, other = B._prepare(root, "plan", dict(wanted, commits=4), reuse=True, own=False)
     assert other["commits"] == 4 and other["log_files"] == 12
+
+
+def test_planning_pauses_the_cyclic_gc(tmp_path, monkeypatch):
+    """Planning builds objects per file, slice and group, none holding a cycle: with the GC on, its full passes
+    rescanned them again and again (a third of a 100,000-group plan). It is paused, then restored."""
+    import gc
+
+    path = str(tmp_path / "t")
+    B.build_table(path, rows_per_base=5, rows_per_log=3, progress=False, **SMALL)
+    seen = []
+    real_groups, real_slice = FS.build_file_groups, FS.FileSystemView.latest_slice
+    monkeypatch.setattr(FS, "build_file_groups", lambda *a: seen.append(gc.isenabled()) or real_groups(*a))
+    monkeypatch.setattr(FS.FileSystemView, "latest_slice", lambda self, g: seen.append(gc.isenabled()) or real_slice(self, g))
+    assert gc.isenabled()
+    slices = FS.build_view(LocalStorage(path)).latest_slices()
+    assert len(slices) == 12 and len(seen) > 12 and not any(seen) and gc.isenabled()
