@@ -13,7 +13,7 @@ def gc_paused() -> Iterator[None]:
 
     Each generation-2 pass walks every live object, so while a big snapshot is read the collector
     would rescan the entries already built again and again: cost that grows with the square of the
-    size (a third of a 100,000-file Paimon plan), for objects that hold no cycles to collect.
+    size (a third of some 100,000-file plans), for objects that hold no cycles to collect.
     """
     was_enabled = gc.isenabled()
     gc.disable()
