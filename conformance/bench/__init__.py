@@ -208,6 +208,11 @@ def growth(xs: Sequence[float], rows: Sequence[dict]) -> dict[str, float | None]
     }
 
 
+def parse_sizes(text: str) -> list[int]:
+    """A benchmark's list of sizes from the command line: ``10000,100_000,1000000``."""
+    return [int(x.replace("_", "")) for x in text.split(",") if x.strip()]
+
+
 def scaled(totals: Sequence[int], run_at: Callable[[int], tuple[int, dict, dict]], engines: Sequence[str], unit: str) -> dict:
     """A format's benchmark at several sizes and the fitted growth of each engine's cost.
 

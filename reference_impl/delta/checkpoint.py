@@ -443,12 +443,13 @@ def _valid_rows(arr: pa.StructArray) -> pa.StructArray:
     delta-rs) leave each column's rows in one run; slicing then spares a copy of the add column,
     which was the largest allocation of a snapshot load.
     """
-    idx = pa.compute.indices_nonzero(arr.is_valid())
+    valid = arr.is_valid()
+    idx = pa.compute.indices_nonzero(valid)
     if len(idx):
         first, last = idx[0].as_py(), idx[len(idx) - 1].as_py()
         if last - first + 1 == len(idx):
             return arr.slice(first, len(idx))
-    return arr.filter(arr.is_valid())
+    return arr.filter(valid)
 
 
 _TYPE_KEY = {Protocol: A.PROTOCOL, Metadata: A.METADATA, Txn: A.TXN, AddFile: A.ADD, RemoveFile: A.REMOVE,

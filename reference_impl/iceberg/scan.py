@@ -33,6 +33,7 @@ from __future__ import annotations
 import bisect
 import copy
 import dataclasses
+import functools
 import io
 import json
 import math
@@ -154,7 +155,6 @@ class _ManifestShape:
 
         self.status, self.snapshot_id = name(ef, MF.ID_STATUS), name(ef, MF.ID_SNAPSHOT_ID)
         self.seq, self.fseq, self.data_file = name(ef, MF.ID_SEQUENCE_NUMBER), name(ef, MF.ID_FILE_SEQUENCE_NUMBER), name(ef, MF.ID_DATA_FILE)
-        self._projected: dict | None | bool = False  # the projection without column stats, made on first use
         self.columnar = True  # False once Polars' types for this shape proved to differ from fastavro's values
         self.d = {fid: name(df, fid) for fid in (
             MF.ID_CONTENT, MF.ID_FILE_PATH, MF.ID_FILE_FORMAT, MF.ID_PARTITION, MF.ID_RECORD_COUNT, MF.ID_FILE_SIZE,
@@ -162,24 +162,21 @@ class _ManifestShape:
             MF.ID_UPPER_BOUNDS, MF.ID_KEY_METADATA, MF.ID_SPLIT_OFFSETS, MF.ID_EQUALITY_IDS, MF.ID_SORT_ORDER_ID,
             MF.ID_FIRST_ROW_ID, MF.ID_REFERENCED_DATA_FILE, MF.ID_CONTENT_OFFSET, MF.ID_CONTENT_SIZE)}
 
-
-    def without_stats(self) -> dict | None:
+    @functools.cached_property
+    def stats_free_schema(self) -> dict | None:
         """The writer schema with the data file's column stats left out, parsed for fastavro (None: keep every field).
 
         fastavro then skips the stats' bytes instead of building ~25 dicts per entry: the stats are
         most of a manifest and are not needed when a scan neither prunes by them nor returns them.
         """
-        if self._projected is False:
-            self._projected = None
-            schema = copy.deepcopy(self.schema)
-            try:
-                for f in schema["fields"]:
-                    if f.get("name") == self.data_file and isinstance(f.get("type"), dict):
-                        f["type"]["fields"] = [x for x in f["type"]["fields"] if x.get("field-id") not in _STATS_IDS]
-                self._projected = fastavro.parse_schema(schema)
-            except Exception:  # noqa: BLE001 - e.g. a named type defined inside a stats field and used elsewhere
-                pass
-        return self._projected
+        schema = copy.deepcopy(self.schema)
+        try:
+            for f in schema["fields"]:
+                if f.get("name") == self.data_file and isinstance(f.get("type"), dict):
+                    f["type"]["fields"] = [x for x in f["type"]["fields"] if x.get("field-id") not in _STATS_IDS]
+            return fastavro.parse_schema(schema)
+        except Exception:  # noqa: BLE001 - e.g. a named type defined inside a stats field and used elsewhere
+            return None
 
 
 # The column metrics a scan drops unless asked (Java's copyWithoutStats); distinct_counts is never read.
@@ -349,7 +346,7 @@ class ManifestReader:
             if not stats and len(data) >= _polars_min_bytes():
                 records = _polars_records(data, shape)
             if records is None:
-                projected = None if stats else shape.without_stats()
+                projected = None if stats else shape.stats_free_schema
                 if projected is not None:
                     reader = fastavro.reader(io.BytesIO(data), reader_schema=projected)
                 records = list(reader)

@@ -35,7 +35,7 @@ from typing import Any, Sequence
 
 from conformance.bench import (
     aggregate, engine_line, interleaved, verdict_lines, loadavg, maxrss_mb, measure_in_child, profile_call, ratios, say, scaled,
-    scale_summary as shared_scale_summary, timed, validation_in_child, validation_line,
+    scale_summary as shared_scale_summary, parse_sizes, timed, validation_in_child, validation_line,
 )
 
 TARGET_RATIO = 1.0
@@ -377,12 +377,12 @@ def main(argv: list[str] | None = None) -> int:
     for name, value in zip(("files", "commits", "checkpoint_interval", "repeat"), args.numbers):
         setattr(args, name, value)
     if args.validate:
-        result = run_validation([int(x) for x in args.validate.split(",")], args.checkpoint_interval, args.workdir)
+        result = run_validation(parse_sizes(args.validate), args.checkpoint_interval, args.workdir)
         if args.json:
             print(json.dumps(result, indent=1))
         return 1 if any("error" in r for r in result) else 0
     if args.scale:
-        sres = run_scale([int(x.replace("_", "")) for x in args.scale.split(",")], args.commits, args.checkpoint_interval,
+        sres = run_scale(parse_sizes(args.scale), args.commits, args.checkpoint_interval,
                          args.repeat, args.workdir)
         print(json.dumps(sres, indent=1) if args.json else shared_scale_summary(
             sres, "Delta snapshot loading", agree="both engines list the same live files",

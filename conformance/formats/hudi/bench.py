@@ -64,7 +64,7 @@ from typing import Any, Sequence
 from reference_impl.hudi import avro_schema as AS
 from conformance.bench import (
     aggregate, engine_line, interleaved, loadavg as _loadavg, maxrss_mb as _maxrss_mb, measure_in_child, profile_call, ratios,
-    say as _say, scale_summary as shared_scale_summary, scaled, timed, verdict_lines,
+    say as _say, scale_summary as shared_scale_summary, scaled, parse_sizes, timed, verdict_lines,
 )
 
 TARGET_RATIO = 1.0
@@ -738,9 +738,6 @@ def merge_summary(result: dict) -> str:
 # --------------------------------------------------------------------------------------------
 
 
-def _ints(text: str) -> list[int]:
-    return [int(x.replace("_", "")) for x in text.split(",") if x.strip()]
-
 
 def _parse(argv: list[str]):
     import argparse
@@ -791,7 +788,7 @@ def main(argv: list[str] | None = None) -> int:
         return 1 if mres["findings"] else 0
     if args.scale:
         logs_per_group = args.commits * args.logs_per_commit / max(1, args.partitions * args.groups)
-        sres = run_scale(_ints(args.scale), args.partitions, args.commits, logs_per_group, args.repeat, args.workdir,
+        sres = run_scale(parse_sizes(args.scale), args.partitions, args.commits, logs_per_group, args.repeat, args.workdir,
                          version=args.table_version)
         print(json.dumps(sres, indent=1) if args.json else scale_summary(sres))
         return 1 if sres["findings"] else 0

@@ -36,7 +36,7 @@ from typing import Any, Sequence
 
 from conformance.bench import (
     aggregate, engine_line, interleaved, validation_in_child, validation_line, verdict_lines, loadavg as _loadavg, maxrss_mb as _maxrss_mb, measure_in_child, profile_call, ratios,
-    say as _say, scale_summary as shared_scale_summary, scaled, timed,
+    say as _say, scale_summary as shared_scale_summary, scaled, parse_sizes, timed,
 )
 
 TARGET_RATIO = 0.5  # #14: planning at most half of pyiceberg's wall time
@@ -432,12 +432,12 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     args = _parse(argv)
     if args.validate:
-        result = run_validation([int(x) for x in args.validate.split(",")], args.workdir)
+        result = run_validation(parse_sizes(args.validate), args.workdir)
         if args.json:
             print(json.dumps(result, indent=1))
         return 1 if any("error" in r for r in result) else 0
     if args.scale:
-        sres = run_scale([int(x.replace("_", "")) for x in args.scale.split(",")], args.entries, args.delete_every,
+        sres = run_scale(parse_sizes(args.scale), args.entries, args.delete_every,
                          args.repeat, args.workdir)
         print(json.dumps(sres, indent=1) if args.json else scale_summary(sres))
         return 1 if sres["findings"] else 0

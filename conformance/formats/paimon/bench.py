@@ -61,7 +61,7 @@ from typing import Any, Sequence
 
 from conformance.bench import (
     aggregate, engine_line, interleaved, loadavg as _loadavg, maxrss_mb as _maxrss_mb, measure_in_child, profile_call, ratios,
-    say as _say, scale_summary as shared_scale_summary, scaled, timed, validation_in_child, validation_line, verdict_lines,
+    say as _say, scale_summary as shared_scale_summary, scaled, parse_sizes, timed, validation_in_child, validation_line, verdict_lines,
 )
 
 TARGET_RATIO = 1.0
@@ -841,9 +841,6 @@ def merge_summary(result: dict) -> str:
 # --------------------------------------------------------------------------------------------
 
 
-def _ints(text: str) -> list[int]:
-    return [int(x.replace("_", "")) for x in text.split(",") if x.strip()]
-
 
 def _parse(argv: list[str]):
     import argparse
@@ -883,7 +880,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     args = _parse(argv)
     if args.validate:
-        vres = run_validation(_ints(args.validate), args.workdir)
+        vres = run_validation(parse_sizes(args.validate), args.workdir)
         if args.json:
             print(json.dumps(vres, indent=1))
         return 1 if any("error" in r or r.get("violations") for r in vres) else 0
@@ -892,7 +889,7 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(mres, indent=1) if args.json else merge_summary(mres))
         return 1 if mres["findings"] else 0
     if args.scale:
-        sres = run_scale(_ints(args.scale), args.files, args.buckets, args.partitions, args.repeat, args.workdir, pk=not args.append)
+        sres = run_scale(parse_sizes(args.scale), args.files, args.buckets, args.partitions, args.repeat, args.workdir, pk=not args.append)
         print(json.dumps(sres, indent=1) if args.json else scale_summary(sres))
         return 1 if sres["findings"] else 0
     result = run_paimon(args.snapshots, args.files, args.buckets, args.partitions, args.repeat, args.workdir, pk=not args.append,
